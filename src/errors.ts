@@ -1,0 +1,116 @@
+/**
+ * The one error catalogue of etcetera.
+ *
+ * Every error any layer raises on purpose is an {@link EtceteraError} with a stable `code`
+ * from {@link ERRORS}. Each entry carries the gRPC status code number etcd uses for it
+ * (the etcd JSON API reports that number in `code`) and, where etcd has one, etcd's exact
+ * message text, so that clients written for etcd recognise the error. docs/errors.md lists
+ * every code; a test keeps the two in step.
+ */
+
+/** gRPC status codes, as etcd's JSON gateway reports them. */
+export const GrpcCode = {
+  OK: 0,
+  Canceled: 1,
+  Unknown: 2,
+  InvalidArgument: 3,
+  DeadlineExceeded: 4,
+  NotFound: 5,
+  AlreadyExists: 6,
+  PermissionDenied: 7,
+  ResourceExhausted: 8,
+  FailedPrecondition: 9,
+  Aborted: 10,
+  OutOfRange: 11,
+  Unimplemented: 12,
+  Internal: 13,
+  Unavailable: 14,
+} as const;
+export type GrpcCode = (typeof GrpcCode)[keyof typeof GrpcCode];
+
+interface ErrorSpec {
+  readonly grpc: GrpcCode;
+  readonly message: string;
+}
+
+/**
+ * The catalogue. Keys are the stable codes. Messages starting with `etcdserver:` or `mvcc:`
+ * are etcd's own texts, kept byte for byte.
+ */
+export const ERRORS = {
+  // --- store: requests ---
+  ERR_EMPTY_KEY: { grpc: GrpcCode.InvalidArgument, message: 'etcdserver: key is not provided' },
+  ERR_KEY_NOT_FOUND: { grpc: GrpcCode.InvalidArgument, message: 'etcdserver: key not found' },
+  ERR_VALUE_PROVIDED: { grpc: GrpcCode.InvalidArgument, message: 'etcdserver: value is provided' },
+  ERR_LEASE_PROVIDED: { grpc: GrpcCode.InvalidArgument, message: 'etcdserver: lease is provided' },
+  ERR_TOO_MANY_OPS: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: too many operations in txn request',
+  },
+  ERR_DUPLICATE_KEY: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: duplicate key given in txn request',
+  },
+  ERR_REQUEST_TOO_LARGE: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: request is too large',
+  },
+  ERR_INVALID_ARGUMENT: { grpc: GrpcCode.InvalidArgument, message: 'etcetera: invalid argument' },
+  // --- store: revisions ---
+  ERR_COMPACTED: {
+    grpc: GrpcCode.OutOfRange,
+    message: 'etcdserver: mvcc: required revision has been compacted',
+  },
+  ERR_FUTURE_REV: {
+    grpc: GrpcCode.OutOfRange,
+    message: 'etcdserver: mvcc: required revision is a future revision',
+  },
+  // --- store: leases ---
+  ERR_LEASE_NOT_FOUND: { grpc: GrpcCode.NotFound, message: 'etcdserver: requested lease not found' },
+  ERR_LEASE_EXIST: { grpc: GrpcCode.FailedPrecondition, message: 'etcdserver: lease already exists' },
+  ERR_LEASE_TTL_TOO_LARGE: { grpc: GrpcCode.OutOfRange, message: 'etcdserver: too large lease TTL' },
+  // --- lifecycle ---
+  ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
+  ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
+  ERR_STORAGE: { grpc: GrpcCode.Internal, message: 'etcetera: storage write failed' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Structured fields an error may carry beside its message. */
+export interface ErrorDetails {
+  /** For ERR_COMPACTED: the revision the store is compacted to. */
+  compactRevision?: number;
+  /** For ERR_FUTURE_REV and ERR_COMPACTED: the store's current revision. */
+  currentRevision?: number;
+  /** Free-form detail appended to the message (for example which field is wrong). */
+  detail?: string;
+}
+
+export class EtceteraError extends Error {
+  override readonly name = 'EtceteraError';
+  readonly code: ErrorCode;
+  readonly grpcCode: GrpcCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, details: ErrorDetails = {}, options?: { cause?: unknown }) {
+    const spec: ErrorSpec = ERRORS[code];
+    super(details.detail ? `${spec.message}: ${details.detail}` : spec.message, options);
+    this.code = code;
+    this.grpcCode = spec.grpc;
+    this.details = details;
+  }
+
+  /** The etcd text without any detail suffix (what etcd itself would send). */
+  get etcdMessage(): string {
+    return ERRORS[this.code].message;
+  }
+}
+
+export function isEtceteraError(e: unknown, code?: ErrorCode): e is EtceteraError {
+  return e instanceof EtceteraError && (code === undefined || e.code === code);
+}
+
+export function errorCodes(): ErrorCode[] {
+  return Object.keys(ERRORS) as ErrorCode[];
+}
