@@ -69,6 +69,32 @@ export const ERRORS = {
   ERR_LEASE_NOT_FOUND: { grpc: GrpcCode.NotFound, message: 'etcdserver: requested lease not found' },
   ERR_LEASE_EXIST: { grpc: GrpcCode.FailedPrecondition, message: 'etcdserver: lease already exists' },
   ERR_LEASE_TTL_TOO_LARGE: { grpc: GrpcCode.OutOfRange, message: 'etcdserver: too large lease TTL' },
+  // --- raft core (src/raft) ---
+  ERR_RAFT_COMPACTED: {
+    grpc: GrpcCode.OutOfRange,
+    message: 'raft: requested index is unavailable due to compaction',
+  },
+  ERR_RAFT_UNAVAILABLE: {
+    grpc: GrpcCode.OutOfRange,
+    message: 'raft: requested entry at index is unavailable',
+  },
+  ERR_RAFT_SNAPSHOT_OUT_OF_DATE: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'raft: requested index is older than the existing snapshot',
+  },
+  ERR_RAFT_SNAPSHOT_TEMPORARILY_UNAVAILABLE: {
+    grpc: GrpcCode.Unavailable,
+    message: 'raft: snapshot is temporarily unavailable',
+  },
+  ERR_RAFT_PROPOSAL_DROPPED: { grpc: GrpcCode.Unavailable, message: 'raft proposal dropped' },
+  ERR_RAFT_CONF_CHANGE_PENDING: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'raft: an earlier membership change is not applied yet',
+  },
+  ERR_RAFT_INVALID_CONF_CHANGE: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'raft: invalid membership change',
+  },
   // --- lifecycle ---
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
