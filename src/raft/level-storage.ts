@@ -1,0 +1,286 @@
+/**
+ * LevelRaftStorage: the durable RaftStorage, on three sublevels of a member's LevelDB
+ * (`raft-log`, `raft-state`, `raft-snap`; encodings in ./driver/disk-format.ts).
+ *
+ * Design: the core reads storage synchronously, so the whole uncompacted log and the
+ * latest snapshot are mirrored in memory (a MemoryStorage, which also gives this class
+ * MemoryStorage's exact read semantics) and every write goes to both. The price is memory
+ * proportional to the uncompacted log plus one snapshot; the driver bounds it by taking
+ * snapshots and compacting.
+ *
+ * Write rules:
+ *   1. Each write method validates and updates the mirror synchronously (so a bad request
+ *      throws before anything reaches disk), then queues ONE LevelDB batch. Batches are
+ *      written strictly in call order; the returned promise resolves when the batch is on
+ *      disk (fsynced when `sync` is set).
+ *   2. `persist(ready)` writes a Ready's snapshot, entries and hard state in one atomic
+ *      batch (group commit), fsynced when `ready.mustSync` or a snapshot is present.
+ *   3. A failed disk write is fatal: the mirror is now ahead of disk, so every later write
+ *      and every read fails with ERR_STORAGE. The member must stop and restart (which
+ *      reloads what is really on disk).
+ *   4. The log is never compacted past the latest snapshot (`compact` refuses), so a
+ *      restart can always rebuild from snapshot + log. On reload the log starts right
+ *      after the snapshot; entries kept in memory below it are not reloaded.
+ */
+import type { Level } from 'level';
+import { EtceteraError } from '../errors.js';
+import {
+  decodeEntry,
+  decodeHardState,
+  decodeLogKey,
+  decodeSnapshot,
+  encodeEntry,
+  encodeHardState,
+  encodeSnapshot,
+  logKey,
+} from './driver/disk-format.js';
+import { MemoryStorage } from './memory-storage.js';
+import type {
+  ByteSize,
+  ConfState,
+  Entry,
+  HardState,
+  LogIndex,
+  RaftStorage,
+  Ready,
+  Snapshot,
+  Term,
+} from './types.js';
+
+/** The member's database handle (any key/value defaults: raft uses its own encodings). */
+// biome-ignore lint/suspicious/noExplicitAny: the member's db may use any default encodings
+export type RaftDb = Level<any, any>;
+
+type Sub = ReturnType<RaftDb['sublevel']>;
+type Op =
+  | { type: 'put'; sublevel: Sub; key: Uint8Array | string; value: Uint8Array }
+  | { type: 'del'; sublevel: Sub; key: Uint8Array | string };
+
+export interface LevelRaftStorageOptions {
+  /**
+   * Membership for a brand-new group. Used only when the database holds no Raft state:
+   * recorded as a snapshot at index 0, as MemoryStorage.bootstrap does.
+   */
+  bootstrap?: ConfState;
+}
+
+/** The parts of a Ready that storage persists. */
+export type PersistableReady = Pick<Ready, 'hardState' | 'entries' | 'snapshot' | 'mustSync'>;
+
+const HARD_KEY = 'hard';
+const SNAP_KEY = 'snap';
+
+export class LevelRaftStorage implements RaftStorage {
+  private tail: Promise<void> = Promise.resolve();
+  private failure: EtceteraError | undefined;
+
+  private constructor(
+    private readonly db: RaftDb,
+    private readonly log: Sub,
+    private readonly state: Sub,
+    private readonly snap: Sub,
+    private readonly mirror: MemoryStorage,
+    /** True when open() found no Raft state (a new member). */
+    readonly fresh: boolean,
+  ) {}
+
+  /** Opens (and on first use, bootstraps) the Raft state in `db`, which must be open. */
+  static async open(db: RaftDb, options: LevelRaftStorageOptions = {}): Promise<LevelRaftStorage> {
+    const view = { keyEncoding: 'view', valueEncoding: 'view' };
+    const text = { keyEncoding: 'utf8', valueEncoding: 'view' };
+    const log = db.sublevel<Uint8Array, Uint8Array>('raft-log', view) as unknown as Sub;
+    const state = db.sublevel<string, Uint8Array>('raft-state', text) as unknown as Sub;
+    const snap = db.sublevel<string, Uint8Array>('raft-snap', text) as unknown as Sub;
+    const { mirror, fresh } = await load(log, state, snap);
+    const s = new LevelRaftStorage(db, log, state, snap, mirror, fresh);
+    if (fresh && options.bootstrap !== undefined) {
+      const boot = MemoryStorage.bootstrap(options.bootstrap).snapshot();
+      s.mirror.applySnapshot(boot);
+      await s.write([s.putSnap(boot)], true);
+    }
+    return s;
+  }
+
+  // --- RaftStorage (reads, from the mirror) ---
+
+  initialState(): { hardState: HardState; confState: ConfState } {
+    return this.healthy().initialState();
+  }
+  entries(lo: LogIndex, hi: LogIndex, maxBytes?: ByteSize): Entry[] {
+    return this.healthy().entries(lo, hi, maxBytes);
+  }
+  term(i: LogIndex): Term {
+    return this.healthy().term(i);
+  }
+  firstIndex(): LogIndex {
+    return this.healthy().firstIndex();
+  }
+  lastIndex(): LogIndex {
+    return this.healthy().lastIndex();
+  }
+  snapshot(): Snapshot {
+    return this.healthy().snapshot();
+  }
+
+  // --- writes ---
+
+  /** Group commit of one Ready: snapshot, entries and hard state in one batch (rule 2). */
+  persist(rd: PersistableReady): Promise<void> {
+    this.healthy();
+    const ops: Op[] = [];
+    if (rd.snapshot !== undefined) ops.push(...this.stageSnapshot(rd.snapshot));
+    if (rd.entries.length > 0) ops.push(...this.stageAppend(rd.entries));
+    if (rd.hardState !== undefined) ops.push(this.stageHardState(rd.hardState));
+    if (ops.length === 0) return this.tail;
+    return this.write(ops, rd.mustSync || rd.snapshot !== undefined);
+  }
+
+  append(entries: readonly Entry[]): Promise<void> {
+    this.healthy();
+    return this.write(this.stageAppend(entries), true);
+  }
+
+  setHardState(hs: HardState): Promise<void> {
+    this.healthy();
+    return this.write([this.stageHardState(hs)], true);
+  }
+
+  /** Replace everything with a snapshot from the leader (ERR_RAFT_SNAPSHOT_OUT_OF_DATE if older). */
+  applySnapshot(s: Snapshot): Promise<void> {
+    this.healthy();
+    return this.write(this.stageSnapshot(s), true);
+  }
+
+  /** Record an application snapshot at applied index `i` (see MemoryStorage.createSnapshot). */
+  async createSnapshot(i: LogIndex, confState: ConfState, data: Uint8Array): Promise<Snapshot> {
+    const s = this.healthy().createSnapshot(i, confState, data);
+    await this.write([this.putSnap(s)], true);
+    return s;
+  }
+
+  /** Drop entries up to and including `i`, which must not pass the snapshot (rule 4). */
+  compact(i: LogIndex): Promise<void> {
+    const m = this.healthy();
+    const snapIndex = m.snapshot().metadata.index;
+    if (i > snapIndex) {
+      throw new EtceteraError('ERR_RAFT_UNAVAILABLE', {
+        detail: `compact index ${i} is past the snapshot at ${snapIndex}`,
+      });
+    }
+    const first = m.firstIndex();
+    m.compact(i);
+    const ops: Op[] = [];
+    for (let k = first; k <= i; k++) ops.push(this.delLog(k as LogIndex));
+    // Not synced: a compaction lost in a crash leaves stale entries below the snapshot,
+    // which load() skips.
+    return this.write(ops, false);
+  }
+
+  /** Resolves when every write queued so far is on disk (or rejects if one failed). */
+  flush(): Promise<void> {
+    return this.tail;
+  }
+
+  // --- staging: update the mirror, return the batch operations ---
+
+  private stageAppend(entries: readonly Entry[]): Op[] {
+    const oldLast = this.mirror.lastIndex();
+    this.mirror.append(entries);
+    const first = this.mirror.firstIndex();
+    const newLast = this.mirror.lastIndex();
+    const ops: Op[] = [];
+    for (const e of entries) {
+      if (e.index >= first) ops.push(this.putLog(e));
+    }
+    // A conflicting append replaced a suffix: drop the stored entries past the new end.
+    for (let k = newLast + 1; k <= oldLast; k++) ops.push(this.delLog(k as LogIndex));
+    return ops;
+  }
+
+  private stageSnapshot(s: Snapshot): Op[] {
+    const first = this.mirror.firstIndex();
+    const last = this.mirror.lastIndex();
+    this.mirror.applySnapshot(s);
+    const ops: Op[] = [];
+    for (let k = first; k <= last; k++) ops.push(this.delLog(k as LogIndex));
+    ops.push(this.putSnap(s));
+    return ops;
+  }
+
+  private stageHardState(hs: HardState): Op {
+    this.mirror.setHardState(hs);
+    return { type: 'put', sublevel: this.state, key: HARD_KEY, value: encodeHardState(hs) };
+  }
+
+  private putLog(e: Entry): Op {
+    return { type: 'put', sublevel: this.log, key: logKey(e.index), value: encodeEntry(e) };
+  }
+  private delLog(i: LogIndex): Op {
+    return { type: 'del', sublevel: this.log, key: logKey(i) };
+  }
+  private putSnap(s: Snapshot): Op {
+    return { type: 'put', sublevel: this.snap, key: SNAP_KEY, value: encodeSnapshot(s) };
+  }
+
+  private write(ops: Op[], sync: boolean): Promise<void> {
+    const run = async (): Promise<void> => {
+      this.healthy();
+      try {
+        // biome-ignore lint/suspicious/noExplicitAny: sublevel ops are typed per sublevel
+        await this.db.batch(ops as any[], { sync });
+      } catch (cause) {
+        this.failure = new EtceteraError('ERR_STORAGE', { detail: 'raft log write' }, { cause });
+        throw this.failure;
+      }
+    };
+    this.tail = this.tail.then(run);
+    return this.tail;
+  }
+
+  private healthy(): MemoryStorage {
+    if (this.failure !== undefined) throw this.failure;
+    return this.mirror;
+  }
+}
+
+async function load(
+  log: Sub,
+  state: Sub,
+  snap: Sub,
+): Promise<{ mirror: MemoryStorage; fresh: boolean }> {
+  const mirror = new MemoryStorage();
+  const [hardBytes, snapBytes] = await Promise.all([
+    state.get(HARD_KEY) as Promise<Uint8Array | undefined>,
+    snap.get(SNAP_KEY) as Promise<Uint8Array | undefined>,
+  ]);
+  if (snapBytes !== undefined) mirror.applySnapshot(decodeSnapshot(snapBytes));
+  const after = mirror.snapshot().metadata.index;
+  // Entries at or below the snapshot are leftovers of a compaction lost in a crash.
+  await log.clear({ lte: logKey(after) } as never);
+  const entries: Entry[] = [];
+  for await (const [key, value] of log.iterator({ gt: logKey(after) }) as AsyncIterable<
+    [Uint8Array, Uint8Array]
+  >) {
+    const index = decodeLogKey(key);
+    const e = decodeEntry(value);
+    const expected = after + entries.length + 1;
+    if (e.index !== index || index !== expected) {
+      throw corrupt(`log entry ${index} (holding ${e.index}) where ${expected} was expected`);
+    }
+    entries.push(e);
+  }
+  mirror.append(entries);
+  if (hardBytes !== undefined) {
+    const hs = decodeHardState(hardBytes);
+    if (hs.commit > mirror.lastIndex()) {
+      throw corrupt(`commit ${hs.commit} is past the last entry ${mirror.lastIndex()}`);
+    }
+    mirror.setHardState(hs);
+  }
+  const fresh = hardBytes === undefined && snapBytes === undefined && entries.length === 0;
+  return { mirror, fresh };
+}
+
+function corrupt(detail: string): EtceteraError {
+  return new EtceteraError('ERR_CORRUPT', { detail: `raft storage: ${detail}` });
+}
