@@ -1,0 +1,91 @@
+/**
+ * The store's view of LevelDB: five binary sublevels of one database, atomic batches across
+ * them, and explicit snapshots. Everything the store does to disk goes through here, so the
+ * rest of src/store is written against the narrow {@link Sub} interface rather than
+ * abstract-level's generics.
+ */
+import { Level } from 'level';
+
+export interface Snapshot {
+  close(): Promise<void>;
+}
+
+export interface ReadOptions {
+  snapshot?: Snapshot;
+}
+
+export interface RangeOptions extends ReadOptions {
+  gte?: Uint8Array;
+  gt?: Uint8Array;
+  lt?: Uint8Array;
+  lte?: Uint8Array;
+  reverse?: boolean;
+  limit?: number;
+}
+
+export interface EntryIterator {
+  nextv(size: number): Promise<Array<[Uint8Array, Uint8Array]>>;
+  close(): Promise<void>;
+}
+
+export interface KeyIterator {
+  nextv(size: number): Promise<Uint8Array[]>;
+  close(): Promise<void>;
+}
+
+/** A binary sublevel: Uint8Array keys and values. */
+export interface Sub {
+  get(key: Uint8Array, options?: ReadOptions): Promise<Uint8Array | undefined>;
+  getMany(keys: Uint8Array[], options?: ReadOptions): Promise<Array<Uint8Array | undefined>>;
+  iterator(options: RangeOptions): EntryIterator;
+  keys(options: RangeOptions): KeyIterator;
+}
+
+export type BatchOp =
+  | { type: 'put'; sublevel: Sub; key: Uint8Array; value: Uint8Array }
+  | { type: 'del'; sublevel: Sub; key: Uint8Array };
+
+export interface StoreDb {
+  readonly kv: Sub;
+  readonly hist: Sub;
+  readonly rev: Sub;
+  readonly lease: Sub;
+  readonly meta: Sub;
+  /** One atomic write across sublevels; `sync` asks LevelDB to fsync its log first. */
+  write(ops: BatchOp[], sync: boolean): Promise<void>;
+  snapshot(): Snapshot;
+  /** Closes the database if this object opened it. */
+  close(): Promise<void>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: abstract-level's generic database type.
+type AnyLevel = Level<any, any>;
+
+const BINARY = { keyEncoding: 'view', valueEncoding: 'view' } as const;
+
+/**
+ * Wraps the sublevels of `db` (already opened or not). The store's sublevels live under the
+ * prefix `mvcc` so that other parts of a member (Raft) can share the same database.
+ */
+export function storeDb(db: AnyLevel, ownsDb: boolean): StoreDb {
+  const root = db.sublevel('mvcc', BINARY);
+  const sub = (name: string) => root.sublevel(name, BINARY) as unknown as Sub;
+  return {
+    kv: sub('kv'),
+    hist: sub('hist'),
+    rev: sub('rev'),
+    lease: sub('lease'),
+    meta: sub('meta'),
+    write: (ops, sync) => db.batch(ops as never, { sync }),
+    snapshot: () => db.snapshot() as Snapshot,
+    close: async () => {
+      if (ownsDb) await db.close();
+    },
+  };
+}
+
+export async function openLevel(dir: string): Promise<AnyLevel> {
+  const db = new Level(dir, BINARY);
+  await db.open();
+  return db;
+}
