@@ -101,9 +101,13 @@ export class Writer {
 export class Reader {
   private pos = 0;
   private readonly view: DataView;
+  private readonly buf: Uint8Array;
 
-  constructor(private readonly buf: Uint8Array) {
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  constructor(input: Uint8Array) {
+    // A plain Uint8Array view, even over a Node Buffer: Buffer#slice would alias the
+    // (possibly pooled) frame buffer, and decoded byte strings must own their memory.
+    this.buf = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+    this.view = new DataView(input.buffer, input.byteOffset, input.byteLength);
   }
 
   get remaining(): number {
