@@ -7,3 +7,4 @@ export { AppliedIndex, LeaseId, NO_LEASE, Revision } from './types.js';
 export type { DeleteOptions, EmbeddedOptions, KeyLike, PutOptions } from './embedded.js';
 export type { ApplyEntry, ApplyOutcome, StoreOptions } from './store.js';
 export type * from './types.js';
+export { decodeCommand, encodeCommand } from './codec.js';

@@ -184,7 +184,7 @@ export async function rangeAt(db: StoreDb, r: RangeRequest, at: ReadPoint): Prom
   const chunks = current
     ? liveChunks(db.kv, iv, at.snapshot, reverse)
     : historicalChunks(db.hist, iv, rev, at.snapshot);
-  let kvs: KeyValue[] = [];
+  const kvs: KeyValue[] = [];
   let count = 0;
   const keepAll = shape.needsAll || shape.limit === 0 || (!current && shape.reverseKeys);
   for await (const chunk of chunks) {

@@ -330,7 +330,7 @@ export class Store implements WatchableStore {
       const entries = items.map((i) => ({ command: i.command, index: ++next }));
       try {
         const outcomes = await this.applyBatch(entries);
-        items.forEach((item, i) => item.resolve(outcomes[i] as ApplyOutcome));
+        for (const [i, item] of items.entries()) item.resolve(outcomes[i] as ApplyOutcome);
       } catch (e) {
         for (const item of items) item.reject(e);
       }

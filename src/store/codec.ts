@@ -1,0 +1,41 @@
+/**
+ * The wire form of a command, for the Raft log and for anything else that must carry one
+ * between processes: JSON in which every byte string becomes {"$b": "<base64>"}. Encoding
+ * is deterministic (same command, same bytes) so that every member logs the same entry.
+ * Decoding checks only the outer shape; apply runs the full request checks.
+ */
+import { EtceteraError } from '../errors.js';
+import type { Command } from './types.js';
+
+const OPS = new Set(['put', 'deleteRange', 'txn', 'compact', 'leaseGrant', 'leaseRevoke', 'noop']);
+
+export function encodeCommand(c: Command): Uint8Array {
+  const json = JSON.stringify(c, (_k, v) =>
+    v instanceof Uint8Array
+      ? { $b: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') }
+      : v,
+  );
+  return new Uint8Array(Buffer.from(json, 'utf8'));
+}
+
+export function decodeCommand(b: Uint8Array): Command {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(
+      Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8'),
+      (_k, v) =>
+        v !== null &&
+        typeof v === 'object' &&
+        typeof v.$b === 'string' &&
+        Object.keys(v).length === 1
+          ? new Uint8Array(Buffer.from(v.$b, 'base64'))
+          : v,
+    );
+  } catch (e) {
+    throw new EtceteraError('ERR_CORRUPT', { detail: 'command is not JSON' }, { cause: e });
+  }
+  const op = (parsed as { op?: unknown } | null)?.op;
+  if (typeof op !== 'string' || !OPS.has(op))
+    throw new EtceteraError('ERR_CORRUPT', { detail: 'unknown command' });
+  return parsed as Command;
+}
