@@ -95,6 +95,10 @@ export const ERRORS = {
     grpc: GrpcCode.InvalidArgument,
     message: 'raft: invalid membership change',
   },
+  // --- raft driver (src/raft/driver): etcd's own texts for the same situations ---
+  ERR_NO_LEADER: { grpc: GrpcCode.Unavailable, message: 'etcdserver: no leader' },
+  ERR_LEADER_CHANGED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: leader changed' },
+  ERR_TIMEOUT: { grpc: GrpcCode.Unavailable, message: 'etcdserver: request timed out' },
   // --- lifecycle ---
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
