@@ -92,8 +92,8 @@ t.test('a compaction left unfinished is finished on reopen', async (t) => {
   const db = new Level(dir, { keyEncoding: 'view', valueEncoding: 'view' });
   await db.open();
   const meta = db
-    .sublevel('mvcc', { keyEncoding: 'view', valueEncoding: 'view' })
-    .sublevel('meta', { keyEncoding: 'view', valueEncoding: 'view' });
+    .sublevel<Uint8Array, Uint8Array>('mvcc', { keyEncoding: 'view', valueEncoding: 'view' })
+    .sublevel<Uint8Array, Uint8Array>('meta', { keyEncoding: 'view', valueEncoding: 'view' });
   const eight = new Uint8Array(8);
   eight[7] = 8;
   await meta.put(new Uint8Array(Buffer.from('compact')), eight);
