@@ -56,3 +56,11 @@ export function contextKey(ctx: Uint8Array): string {
 }
 
 export const EMPTY_BYTES: Uint8Array = new Uint8Array(0);
+
+/**
+ * Stop on a broken invariant. These are bugs (in the core or in a driver that broke the
+ * Ready contract), never bad network input: continuing could lose committed data.
+ */
+export function invariant(cond: boolean, what: string): asserts cond {
+  if (!cond) throw new Error(`raft invariant violated: ${what}`);
+}
