@@ -76,12 +76,30 @@ export function storeDb(db: AnyLevel, ownsDb: boolean): StoreDb {
     rev: sub('rev'),
     lease: sub('lease'),
     meta: sub('meta'),
-    write: (ops, sync) => db.batch(ops as never, { sync }),
+    write: (ops, sync) => writeChained(db, ops, sync),
     snapshot: () => db.snapshot() as Snapshot,
     close: async () => {
       if (ownsDb) await db.close();
     },
   };
+}
+
+// The chained batch form costs a third of the array form per operation in abstract-level 3
+// (no per-operation object copies), which matters at thousands of operations per write.
+const sublevelOptions = new WeakMap<Sub, { sublevel: never }>();
+
+function writeChained(db: AnyLevel, ops: BatchOp[], sync: boolean): Promise<void> {
+  const batch = db.batch();
+  for (const op of ops) {
+    let options = sublevelOptions.get(op.sublevel);
+    if (!options) {
+      options = { sublevel: op.sublevel as never };
+      sublevelOptions.set(op.sublevel, options);
+    }
+    if (op.type === 'put') batch.put(op.key, op.value, options);
+    else batch.del(op.key, options);
+  }
+  return batch.write({ sync });
 }
 
 export async function openLevel(dir: string): Promise<AnyLevel> {

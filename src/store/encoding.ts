@@ -19,15 +19,33 @@ import type { Bytes, EventType, KeyValue, LeaseId, Revision } from './types.js';
 const TWO_32 = 2 ** 32;
 const SEPARATOR = 0x5f; // '_'
 
+// Byte by byte rather than through a DataView: this runs several times per key written, and
+// a DataView per call is an allocation per call.
 export function writeU64(buf: Uint8Array, offset: number, n: number): void {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  view.setUint32(offset, Math.floor(n / TWO_32));
-  view.setUint32(offset + 4, n >>> 0);
+  const hi = Math.floor(n / TWO_32);
+  const lo = n >>> 0;
+  buf[offset] = hi >>> 24;
+  buf[offset + 1] = (hi >>> 16) & 0xff;
+  buf[offset + 2] = (hi >>> 8) & 0xff;
+  buf[offset + 3] = hi & 0xff;
+  buf[offset + 4] = lo >>> 24;
+  buf[offset + 5] = (lo >>> 16) & 0xff;
+  buf[offset + 6] = (lo >>> 8) & 0xff;
+  buf[offset + 7] = lo & 0xff;
 }
 
 export function readU64(buf: Uint8Array, offset: number): number {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  return view.getUint32(offset) * TWO_32 + view.getUint32(offset + 4);
+  const hi =
+    ((buf[offset] as number) << 24) |
+    ((buf[offset + 1] as number) << 16) |
+    ((buf[offset + 2] as number) << 8) |
+    (buf[offset + 3] as number);
+  const lo =
+    ((buf[offset + 4] as number) << 24) |
+    ((buf[offset + 5] as number) << 16) |
+    ((buf[offset + 6] as number) << 8) |
+    (buf[offset + 7] as number);
+  return (hi >>> 0) * TWO_32 + (lo >>> 0);
 }
 
 export function u64(n: number): Uint8Array {
