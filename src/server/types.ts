@@ -1,0 +1,102 @@
+/**
+ * The contract between a member (src/server) and its faces (src/api): everything the HTTP
+ * layers may ask of a member, and nothing of how it is built (Raft, LevelDB).
+ *
+ * Every answer carries a response header as etcd's does. IDs that are uint64 in etcd
+ * (cluster and member IDs) are decimal strings here, as etcd's JSON API prints them.
+ * Failures are EtceteraError (src/errors.ts) with stable codes; the API maps them to HTTP.
+ */
+import type { Registry } from 'prom-client';
+import type {
+  Command,
+  CommandResult,
+  LeaseId,
+  LeaseTimeToLive,
+  RangeRequest,
+  RangeResult,
+  Revision,
+  WatchableStore,
+} from '../store/types.js';
+
+export interface ResponseHeader {
+  clusterId: string;
+  memberId: string;
+  revision: Revision;
+  raftTerm: number;
+}
+
+export interface MemberInfo {
+  id: string;
+  name: string;
+  peerURLs: string[];
+  clientURLs: string[];
+  isLearner: boolean;
+}
+
+export interface MemberStatus {
+  header: ResponseHeader;
+  version: string;
+  dbSize: number;
+  dbSizeInUse: number;
+  leader: string;
+  raftIndex: number;
+  raftTerm: number;
+  raftAppliedIndex: number;
+  errors: string[];
+  isLearner: boolean;
+}
+
+export interface ReadOptions {
+  /** Read this member's state without a linearizability barrier (etcd's serializable). */
+  serializable?: boolean;
+}
+
+/** What a face needs of a member. */
+export interface MemberApi {
+  /** The header for an answer given now (current revision, term). */
+  header(): ResponseHeader;
+
+  /** A range read: linearizable (ReadIndex barrier, then a local read) unless serializable. */
+  range(
+    request: RangeRequest,
+    options?: ReadOptions,
+  ): Promise<{ header: ResponseHeader; result: RangeResult }>;
+  /**
+   * A write (put, deleteRange, txn, compact, leaseGrant with an ID chosen by the member when 0,
+   * leaseRevoke): checked, proposed through Raft (followers forward to the leader), and
+   * answered once committed and applied on this member. Rejects with the command's
+   * EtceteraError when it fails, changing nothing.
+   */
+  write(command: Command): Promise<{ header: ResponseHeader; result: CommandResult }>;
+
+  /** Renews a lease (on the leader). TTL 0 when the lease does not exist, as etcd answers. */
+  leaseKeepAlive(id: LeaseId): Promise<{ header: ResponseHeader; id: LeaseId; ttl: number }>;
+  /** TTL -1 when the lease does not exist, as etcd answers. */
+  leaseTimeToLive(
+    id: LeaseId,
+    keys: boolean,
+  ): Promise<{ header: ResponseHeader; lease: LeaseTimeToLive }>;
+  leaseLeases(): Promise<{ header: ResponseHeader; leases: LeaseId[] }>;
+
+  memberList(): Promise<{ header: ResponseHeader; members: MemberInfo[] }>;
+  memberAdd(
+    peerURLs: string[],
+    isLearner: boolean,
+  ): Promise<{ header: ResponseHeader; member: MemberInfo; members: MemberInfo[] }>;
+  memberRemove(id: string): Promise<{ header: ResponseHeader; members: MemberInfo[] }>;
+  memberPromote(id: string): Promise<{ header: ResponseHeader; members: MemberInfo[] }>;
+
+  status(): Promise<MemberStatus>;
+  /** Liveness for GET /health: healthy when there is a leader and the member is not failing. */
+  health(): { health: boolean; reason: string };
+
+  /**
+   * The member's watch source: the watch cache (src/watchcache) in front of the store. Watch
+   * handlers and the Kubernetes face read from it, never from the store directly.
+   */
+  readonly watchSource: WatchableStore;
+  /** Prometheus metrics of this member (GET /metrics serves it). */
+  readonly metrics: Registry;
+  /** The request size limit in bytes (--max-request-bytes). */
+  readonly maxRequestBytes: number;
+}
