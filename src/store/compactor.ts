@@ -50,6 +50,12 @@ export class Compactor {
     if (this.failure) throw this.failure;
   }
 
+  /** After a restore from a snapshot: the store's own record of finished work. */
+  reset(done: number): void {
+    this.done = done;
+    this.target = Math.min(this.target, done);
+  }
+
   get finishedRevision(): number {
     return this.done;
   }

@@ -46,6 +46,10 @@ export class KeyIndex {
     this.tree.delete(key);
   }
 
+  clear(): void {
+    this.tree.clear();
+  }
+
   /**
    * Live keys in [start, end), or every key >= start when end is undefined, in key order.
    * The callback may not modify the index; collect first, then change.

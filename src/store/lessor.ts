@@ -99,6 +99,11 @@ export class Lessor {
       this.expiresAt.set(lease.id, nowMs + lease.ttl * 1000);
   }
 
+  clear(): void {
+    this.leases.clear();
+    this.expiresAt.clear();
+  }
+
   ids(): LeaseId[] {
     return [...this.leases.keys()].sort((a, b) => a - b) as LeaseId[];
   }

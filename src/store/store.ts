@@ -18,6 +18,7 @@ import { Compactor } from './compactor.js';
 import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
 import { decodeKvMeta, keyString, readU64, u64 } from './encoding.js';
 import { KeyIndex } from './key-index.js';
+import { exportRecords, restoreOps } from './snapshot.js';
 import { Lessor } from './lessor.js';
 import {
   historyAt,
@@ -110,6 +111,7 @@ export class Store implements WatchableStore {
   private readonly applier: Applier;
   private readonly compactor: Compactor;
   private readonly listeners = new Set<(batch: EventBatch) => void>();
+  private readonly resetListeners = new Set<(revision: Revision) => void>();
   private appliedIndexValue: number;
   private visibleRevision: Revision;
   private visibleCompact: number;
@@ -162,7 +164,7 @@ export class Store implements WatchableStore {
     const db = storeDb(level, !options.db);
     const clock = options.clock ?? systemClock;
     const lessor = new Lessor(options.minLeaseTtl ?? 1);
-    const init = await loadState(db, lessor, clock.now());
+    const init = await loadState(db, lessor, new KeyIndex(), clock.now());
     const resolved: ResolvedOptions = {
       clock,
       maxTxnOps: options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS,
@@ -338,6 +340,71 @@ export class Store implements WatchableStore {
     this.draining = false;
   }
 
+  /** Runs `fn` after every earlier batch, and before any later one. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  // --- snapshots (Raft) -----------------------------------------------------------------
+
+  /** The whole store, between two batches, as one blob (see snapshot.ts). */
+  async exportSnapshot(): Promise<Uint8Array> {
+    const snapshot = await this.exclusive(async () => {
+      this.assertUsable();
+      return this.db.snapshot();
+    });
+    try {
+      return await exportRecords(this.db, snapshot);
+    } finally {
+      await snapshot.close();
+    }
+  }
+
+  /**
+   * Replaces the whole store with an exported one in one atomic write, then rebuilds the
+   * in-memory state. Reset listeners hear the new revision: history before it may be gone,
+   * so a watch cache must start over from the store.
+   */
+  restoreSnapshot(data: Uint8Array): Promise<void> {
+    return this.exclusive(async () => {
+      this.assertUsable();
+      await this.compactor.idle().catch(() => undefined);
+      const ops = await restoreOps(this.db, data);
+      try {
+        await this.db.write(ops, this.options.sync);
+        const init = await loadState(
+          this.db,
+          this.lessor,
+          this.state.index,
+          this.options.clock.now(),
+        );
+        this.state.revision = init.revision as Revision;
+        this.state.compactRevision = init.compact;
+        this.appliedIndexValue = init.applied;
+        this.visibleRevision = this.state.revision;
+        this.visibleCompact = init.compact;
+        this.compactor.reset(init.compactDone);
+        if (init.compact > init.compactDone) this.compactor.schedule(init.compact);
+      } catch (e) {
+        this.failed = e;
+        throw e;
+      }
+      for (const listener of this.resetListeners) {
+        try {
+          listener(this.visibleRevision);
+        } catch {}
+      }
+    });
+  }
+
+  /** Calls `listener` when the store was replaced by a snapshot (history discontinuity). */
+  onReset(listener: (revision: Revision) => void): () => void {
+    this.resetListeners.add(listener);
+    return () => this.resetListeners.delete(listener);
+  }
+
   // --- reads ----------------------------------------------------------------------------
 
   private async readPoint(): Promise<ReadPoint> {
@@ -452,7 +519,9 @@ export class Store implements WatchableStore {
   }
 }
 
-async function loadState(db: StoreDb, lessor: Lessor, nowMs: number) {
+async function loadState(db: StoreDb, lessor: Lessor, index: KeyIndex, nowMs: number) {
+  lessor.clear();
+  index.clear();
   const num = (name: Uint8Array, absent: number) =>
     readMetaNumber(db.meta, name, undefined, absent);
   const revision = await num(META_REVISION, 1);
@@ -467,7 +536,6 @@ async function loadState(db: StoreDb, lessor: Lessor, nowMs: number) {
       lessor.grantUnsafe(readU64(k, 0) as LeaseId, readU64(v, 0), nowMs);
   }
   await leaseIt.close();
-  const index = new KeyIndex();
   const it = db.kv.iterator({});
   for (;;) {
     const entries = await it.nextv(READ_CHUNK);

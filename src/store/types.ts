@@ -274,4 +274,9 @@ export interface WatchableStore {
   history(from: Revision, range: KeyRange): AsyncIterable<EventBatch>;
   /** Calls `listener` with every batch applied from now on. Returns the unsubscribe function. */
   subscribe(listener: (batch: EventBatch) => void): () => void;
+  /**
+   * Calls `listener` when the whole store was replaced (a Raft snapshot was installed): the
+   * revision may jump and history before it may be gone, so a cache must reload from `range`.
+   */
+  onReset(listener: (revision: Revision) => void): () => void;
 }
