@@ -230,7 +230,8 @@ export class Applier {
       if (op.type === 'txn') {
         const inner = await this.execute(txn, op.request, path, at + used);
         used += inner.used;
-        responses.push({ type: 'txn', response: { ...inner.result, revision: txn.revision } });
+        // etcd leaves a nested txn's header empty: only the outer txn reports a revision.
+        responses.push({ type: 'txn', response: { ...inner.result, revision: 0 as Revision } });
       } else {
         responses.push(await this.executeOp(txn, op));
       }
