@@ -72,6 +72,8 @@ export class Applier {
     switch (c.op) {
       case 'put': {
         const txn = this.begin();
+        // etcd checks a plain put's lease before its key (inside a txn, the key first).
+        if (c.lease && !this.s.lessor.has(c.lease)) throw new EtceteraError('ERR_LEASE_NOT_FOUND');
         await this.checkPut(c);
         return { result: { op: 'put', result: await this.put(txn, c) }, txn };
       }
