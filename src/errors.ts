@@ -99,6 +99,22 @@ export const ERRORS = {
   ERR_NO_LEADER: { grpc: GrpcCode.Unavailable, message: 'etcdserver: no leader' },
   ERR_LEADER_CHANGED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: leader changed' },
   ERR_TIMEOUT: { grpc: GrpcCode.Unavailable, message: 'etcdserver: request timed out' },
+  // --- etcd JSON API (src/api): request decoding and routing ---
+  ERR_MALFORMED_JSON: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcetera: request body is not valid JSON',
+  },
+  ERR_BAD_FIELD: { grpc: GrpcCode.InvalidArgument, message: 'etcetera: invalid request field' },
+  ERR_UNKNOWN_FIELD: { grpc: GrpcCode.InvalidArgument, message: 'etcetera: unknown request field' },
+  ERR_ROUTE_NOT_FOUND: { grpc: GrpcCode.NotFound, message: 'etcetera: no such API route' },
+  ERR_METHOD_NOT_ALLOWED: {
+    grpc: GrpcCode.Unimplemented,
+    message: 'etcetera: method not allowed on this route',
+  },
+  ERR_MEMBER_BAD_URLS: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: given member URLs are invalid',
+  },
   // --- lifecycle ---
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
