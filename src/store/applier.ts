@@ -211,7 +211,9 @@ export class Applier {
   }
 
   private checkRangeRevision(rev: number | undefined): void {
-    if (!rev || rev <= 0) return;
+    // etcd checks every non-zero revision inside a txn, negatives too: one below the
+    // compaction floor (-1 before the first compaction) is compacted.
+    if (!rev) return;
     if (rev > this.s.revision)
       throw new EtceteraError('ERR_FUTURE_REV', { currentRevision: this.s.revision });
     if (rev < this.s.compactRevision) {
