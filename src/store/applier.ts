@@ -173,7 +173,9 @@ export class Applier {
   private async txn(txn: WriteTxn, r: TxnRequest): Promise<TxnResult> {
     // Every compare on the taken path is judged against the state before the txn.
     const path = await this.comparePath(r);
-    await this.checkPath(r, path, 0);
+    // etcd checks the puts of the whole path first, then its ranges.
+    await this.checkPath(r, path, 0, 'put');
+    await this.checkPath(r, path, 0, 'range');
     const { result } = await this.execute(txn, r, path, 0);
     return { ...result, revision: txn.revision };
   }
@@ -200,12 +202,18 @@ export class Applier {
   }
 
   /** State checks on the taken path; returns how many path slots the subtree used. */
-  private async checkPath(r: TxnRequest, path: boolean[], at: number): Promise<number> {
+  private async checkPath(
+    r: TxnRequest,
+    path: boolean[],
+    at: number,
+    kind: 'put' | 'range',
+  ): Promise<number> {
     let used = 1;
     for (const op of path[at] ? r.success : r.failure) {
-      if (op.type === 'put') await this.checkPut(op.request);
-      else if (op.type === 'range') this.checkRangeRevision(op.request.revision);
-      else if (op.type === 'txn') used += await this.checkPath(op.request, path, at + used);
+      if (op.type === 'put' && kind === 'put') await this.checkPut(op.request);
+      else if (op.type === 'range' && kind === 'range')
+        this.checkRangeRevision(op.request.revision);
+      else if (op.type === 'txn') used += await this.checkPath(op.request, path, at + used, kind);
     }
     return used;
   }
