@@ -115,6 +115,29 @@ export const ERRORS = {
     grpc: GrpcCode.InvalidArgument,
     message: 'etcdserver: given member URLs are invalid',
   },
+  // --- server (src/server): membership and member state, etcd's texts ---
+  ERR_MEMBER_EXIST: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: member ID already exist',
+  },
+  ERR_PEER_URL_EXIST: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: Peer URLs already exists',
+  },
+  ERR_MEMBER_NOT_FOUND: { grpc: GrpcCode.NotFound, message: 'etcdserver: member not found' },
+  ERR_MEMBER_NOT_LEARNER: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: can only promote a learner member',
+  },
+  ERR_TOO_MANY_LEARNERS: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: too many learner members in cluster',
+  },
+  ERR_NOT_SUPPORTED_FOR_LEARNER: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: rpc not supported for learner',
+  },
+  ERR_UNHEALTHY: { grpc: GrpcCode.Unavailable, message: 'etcdserver: unhealthy cluster' },
   // --- lifecycle ---
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
