@@ -8,6 +8,9 @@
  * proportional to the uncompacted log plus one snapshot; the driver bounds it by taking
  * snapshots and compacting.
  *
+ * The log is stored as segments, one record per appended run of entries (see
+ * ./driver/log-segments.ts), so a Ready of hundreds of entries is one record.
+ *
  * Write rules:
  *   1. Each write method validates and updates the mirror synchronously (so a bad request
  *      throws before anything reaches disk), then queues ONE LevelDB batch. Batches are
@@ -21,30 +24,33 @@
  *   4. The log is never compacted past the latest snapshot (`compact` refuses), so a
  *      restart can always rebuild from snapshot + log. On reload the log starts right
  *      after the snapshot; entries kept in memory below it are not reloaded.
+ *   5. Within a batch, deletes come before puts, so a record rewritten under the same key
+ *      ends up with its new value.
  */
 import type { Level } from 'level';
 import { EtceteraError } from '../errors.js';
 import {
-  decodeEntry,
   decodeHardState,
   decodeLogKey,
+  decodeSegment,
   decodeSnapshot,
-  encodeEntry,
   encodeHardState,
+  encodeSegment,
   encodeSnapshot,
   logKey,
 } from './driver/disk-format.js';
+import { SegmentIndex } from './driver/log-segments.js';
 import { MemoryStorage } from './memory-storage.js';
-import type {
-  ByteSize,
-  ConfState,
-  Entry,
-  HardState,
+import {
+  type ByteSize,
+  type ConfState,
+  type Entry,
+  type HardState,
   LogIndex,
-  RaftStorage,
-  Ready,
-  Snapshot,
-  Term,
+  type RaftStorage,
+  type Ready,
+  type Snapshot,
+  type Term,
 } from './types.js';
 
 /** The member's database handle (any key/value defaults: raft uses its own encodings). */
@@ -80,6 +86,7 @@ export class LevelRaftStorage implements RaftStorage {
     private readonly state: Sub,
     private readonly snap: Sub,
     private readonly mirror: MemoryStorage,
+    private readonly segments: SegmentIndex,
     /** True when open() found no Raft state (a new member). */
     readonly fresh: boolean,
   ) {}
@@ -91,8 +98,8 @@ export class LevelRaftStorage implements RaftStorage {
     const log = db.sublevel<Uint8Array, Uint8Array>('raft-log', view) as unknown as Sub;
     const state = db.sublevel<string, Uint8Array>('raft-state', text) as unknown as Sub;
     const snap = db.sublevel<string, Uint8Array>('raft-snap', text) as unknown as Sub;
-    const { mirror, fresh } = await load(log, state, snap);
-    const s = new LevelRaftStorage(db, log, state, snap, mirror, fresh);
+    const { mirror, segments, fresh } = await load(log, state, snap);
+    const s = new LevelRaftStorage(db, log, state, snap, mirror, segments, fresh);
     if (fresh && options.bootstrap !== undefined) {
       const boot = MemoryStorage.bootstrap(options.bootstrap).snapshot();
       s.mirror.applySnapshot(boot);
@@ -167,12 +174,10 @@ export class LevelRaftStorage implements RaftStorage {
         detail: `compact index ${i} is past the snapshot at ${snapIndex}`,
       });
     }
-    const first = m.firstIndex();
     m.compact(i);
-    const ops: Op[] = [];
-    for (let k = first; k <= i; k++) ops.push(this.delLog(k as LogIndex));
-    // Not synced: a compaction lost in a crash leaves stale entries below the snapshot,
-    // which load() skips.
+    const ops = this.segments.compact(i).map((k) => this.delLog(k));
+    // Not synced: a compaction lost in a crash leaves dead records below the snapshot,
+    // which load() skips and removes.
     return this.write(ops, false);
   }
 
@@ -184,25 +189,25 @@ export class LevelRaftStorage implements RaftStorage {
   // --- staging: update the mirror, return the batch operations ---
 
   private stageAppend(entries: readonly Entry[]): Op[] {
-    const oldLast = this.mirror.lastIndex();
     this.mirror.append(entries);
     const first = this.mirror.firstIndex();
-    const newLast = this.mirror.lastIndex();
-    const ops: Op[] = [];
-    for (const e of entries) {
-      if (e.index >= first) ops.push(this.putLog(e));
+    const live = entries[0]!.index >= first ? entries : entries.filter((e) => e.index >= first);
+    if (live.length === 0) return [];
+    const start = live[0]!.index;
+    const plan = this.segments.append(start, live[live.length - 1]!.index, first);
+    const ops: Op[] = plan.deletes.map((k) => this.delLog(k));
+    const cut = plan.truncated;
+    if (cut !== undefined) {
+      const kept = this.mirror.entries(LogIndex(cut.start), LogIndex(cut.end + 1));
+      ops.push(this.putSegment(kept));
     }
-    // A conflicting append replaced a suffix: drop the stored entries past the new end.
-    for (let k = newLast + 1; k <= oldLast; k++) ops.push(this.delLog(k as LogIndex));
+    ops.push(this.putSegment(live));
     return ops;
   }
 
   private stageSnapshot(s: Snapshot): Op[] {
-    const first = this.mirror.firstIndex();
-    const last = this.mirror.lastIndex();
     this.mirror.applySnapshot(s);
-    const ops: Op[] = [];
-    for (let k = first; k <= last; k++) ops.push(this.delLog(k as LogIndex));
+    const ops: Op[] = this.segments.clear().map((k) => this.delLog(k));
     ops.push(this.putSnap(s));
     return ops;
   }
@@ -212,11 +217,12 @@ export class LevelRaftStorage implements RaftStorage {
     return { type: 'put', sublevel: this.state, key: HARD_KEY, value: encodeHardState(hs) };
   }
 
-  private putLog(e: Entry): Op {
-    return { type: 'put', sublevel: this.log, key: logKey(e.index), value: encodeEntry(e) };
+  private putSegment(entries: readonly Entry[]): Op {
+    const key = logKey(entries[0]!.index);
+    return { type: 'put', sublevel: this.log, key, value: encodeSegment(entries) };
   }
-  private delLog(i: LogIndex): Op {
-    return { type: 'del', sublevel: this.log, key: logKey(i) };
+  private delLog(start: number): Op {
+    return { type: 'del', sublevel: this.log, key: logKey(LogIndex(start)) };
   }
   private putSnap(s: Snapshot): Op {
     return { type: 'put', sublevel: this.snap, key: SNAP_KEY, value: encodeSnapshot(s) };
@@ -247,28 +253,35 @@ async function load(
   log: Sub,
   state: Sub,
   snap: Sub,
-): Promise<{ mirror: MemoryStorage; fresh: boolean }> {
+): Promise<{ mirror: MemoryStorage; segments: SegmentIndex; fresh: boolean }> {
   const mirror = new MemoryStorage();
+  const segments = new SegmentIndex();
   const [hardBytes, snapBytes] = await Promise.all([
     state.get(HARD_KEY) as Promise<Uint8Array | undefined>,
     snap.get(SNAP_KEY) as Promise<Uint8Array | undefined>,
   ]);
   if (snapBytes !== undefined) mirror.applySnapshot(decodeSnapshot(snapBytes));
   const after = mirror.snapshot().metadata.index;
-  // Entries at or below the snapshot are leftovers of a compaction lost in a crash.
-  await log.clear({ lte: logKey(after) } as never);
   const entries: Entry[] = [];
-  for await (const [key, value] of log.iterator({ gt: logKey(after) }) as AsyncIterable<
-    [Uint8Array, Uint8Array]
-  >) {
-    const index = decodeLogKey(key);
-    const e = decodeEntry(value);
-    const expected = after + entries.length + 1;
-    if (e.index !== index || index !== expected) {
-      throw corrupt(`log entry ${index} (holding ${e.index}) where ${expected} was expected`);
+  const dead: Uint8Array[] = [];
+  let records = 0;
+  for await (const [key, value] of log.iterator() as AsyncIterable<[Uint8Array, Uint8Array]>) {
+    records++;
+    const start = decodeLogKey(key);
+    const seg = decodeSegment(start, value);
+    const end = start + seg.length - 1;
+    if (end <= after) {
+      dead.push(key); // wholly below the snapshot: a compaction lost in a crash
+      continue;
     }
-    entries.push(e);
+    const expected = entries.length === 0 ? after + 1 : entries[entries.length - 1]!.index + 1;
+    const startOk = entries.length === 0 ? start <= expected : start === expected;
+    if (!startOk) throw corrupt(`log segment at ${start} where ${expected} was expected`);
+    segments.load({ start, end });
+    for (const e of seg) if (e.index > after) entries.push(e);
   }
+  // Rule 5 order does not matter here: nothing else is written in this batch.
+  if (dead.length > 0) await log.batch(dead.map((key) => ({ type: 'del' as const, key })) as never);
   mirror.append(entries);
   if (hardBytes !== undefined) {
     const hs = decodeHardState(hardBytes);
@@ -277,8 +290,8 @@ async function load(
     }
     mirror.setHardState(hs);
   }
-  const fresh = hardBytes === undefined && snapBytes === undefined && entries.length === 0;
-  return { mirror, fresh };
+  const fresh = hardBytes === undefined && snapBytes === undefined && records === 0;
+  return { mirror, segments, fresh };
 }
 
 function corrupt(detail: string): EtceteraError {

@@ -1,9 +1,10 @@
 /**
  * The on-disk encodings of the durable Raft state (see src/raft/level-storage.ts).
  *
- *   raft-log  key: index as 8-byte big-endian (so LevelDB's byte order is log order)
- *             value: entry (term, index, type, data) as in the wire codec; the index is
- *             repeated in the value so a misplaced record is detected on load.
+ *   raft-log  key: index of a segment's first entry as 8-byte big-endian (so LevelDB's
+ *             byte order is log order; see log-segments.ts)
+ *             value: version, count, then each entry (term, index, type, data) as in the
+ *             wire codec; indices are stored so a misplaced record is detected on load.
  *   raft-state key "hard": hard state (version, term, vote, commit)
  *   raft-snap key "snap": snapshot (version, index, term, voters, learners, data)
  *
@@ -26,9 +27,12 @@ export function decodeLogKey(key: Uint8Array): LogIndex {
   return LogIndex(new Reader(key).u64be());
 }
 
-export function encodeEntry(e: Entry): Uint8Array {
-  const w = new Writer(e.data.length + 24).u8(FORMAT_V1);
-  writeEntry(w, e);
+/** Encodes a run of consecutive entries as one segment record. */
+export function encodeSegment(entries: readonly Entry[]): Uint8Array {
+  let size = 16;
+  for (const e of entries) size += e.data.length + 24;
+  const w = new Writer(size).u8(FORMAT_V1).uvarint(entries.length);
+  for (const e of entries) writeEntry(w, e);
   return w.finish();
 }
 
@@ -42,8 +46,21 @@ export function encodeSnapshot(s: Snapshot): Uint8Array {
   return w.finish();
 }
 
-export function decodeEntry(value: Uint8Array): Entry {
-  return strictly('log entry', value, (r) => readEntry(r));
+/** Decodes a segment; its entries must be consecutive from `start` (the record's key). */
+export function decodeSegment(start: LogIndex, value: Uint8Array): Entry[] {
+  return strictly('log segment', value, (r) => {
+    const n = r.uvarint();
+    if (n === 0 || n * 4 > r.remaining) throw corrupt(`segment at ${start} claims ${n} entries`);
+    const out: Entry[] = [];
+    for (let k = 0; k < n; k++) {
+      const e = readEntry(r);
+      if (e.index !== start + k) {
+        throw corrupt(`segment at ${start} holds entry ${e.index} at position ${k}`);
+      }
+      out.push(e);
+    }
+    return out;
+  });
 }
 
 export function decodeHardState(value: Uint8Array): HardState {
