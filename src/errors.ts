@@ -138,6 +138,31 @@ export const ERRORS = {
     message: 'etcdserver: rpc not supported for learner',
   },
   ERR_UNHEALTHY: { grpc: GrpcCode.Unavailable, message: 'etcdserver: unhealthy cluster' },
+  // --- Kubernetes face (src/api/k8s): one code per Status reason it answers with; the
+  // Kubernetes message (pods "x" not found, ...) travels in the error's detail ---
+  ERR_KUBE_BAD_REQUEST: { grpc: GrpcCode.InvalidArgument, message: 'kubernetes: bad request' },
+  ERR_KUBE_FORBIDDEN: { grpc: GrpcCode.PermissionDenied, message: 'kubernetes: forbidden' },
+  ERR_KUBE_NOT_FOUND: { grpc: GrpcCode.NotFound, message: 'kubernetes: not found' },
+  ERR_KUBE_ALREADY_EXISTS: { grpc: GrpcCode.AlreadyExists, message: 'kubernetes: already exists' },
+  ERR_KUBE_CONFLICT: { grpc: GrpcCode.Aborted, message: 'kubernetes: conflict' },
+  ERR_KUBE_EXPIRED: { grpc: GrpcCode.OutOfRange, message: 'kubernetes: resource version expired' },
+  ERR_KUBE_INVALID: { grpc: GrpcCode.InvalidArgument, message: 'kubernetes: invalid object' },
+  ERR_KUBE_METHOD_NOT_ALLOWED: {
+    grpc: GrpcCode.Unimplemented,
+    message: 'kubernetes: method not allowed',
+  },
+  ERR_KUBE_NOT_ACCEPTABLE: { grpc: GrpcCode.InvalidArgument, message: 'kubernetes: not acceptable' },
+  ERR_KUBE_UNSUPPORTED_MEDIA_TYPE: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'kubernetes: unsupported media type',
+  },
+  ERR_KUBE_REQUEST_TOO_LARGE: {
+    grpc: GrpcCode.ResourceExhausted,
+    message: 'kubernetes: request entity too large',
+  },
+  ERR_KUBE_TIMEOUT: { grpc: GrpcCode.DeadlineExceeded, message: 'kubernetes: timeout' },
+  ERR_KUBE_UNAVAILABLE: { grpc: GrpcCode.Unavailable, message: 'kubernetes: service unavailable' },
+  ERR_KUBE_INTERNAL: { grpc: GrpcCode.Internal, message: 'kubernetes: internal error' },
   // --- lifecycle ---
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
