@@ -1,0 +1,164 @@
+/**
+ * The etcd v3 JSON API as an express 5 app over one member.
+ *
+ * Every route is a POST of one JSON message, dispatched from a table (kv.ts, lease.ts,
+ * cluster.ts) by exact path; GET /health, /metrics and /version are plain handlers. The
+ * request path of a POST route, in order, and who may refuse it:
+ *   1. the raw body is read up to a byte bound (body.ts)          → request is too large
+ *   2. it is parsed as JSON                                       → malformed JSON
+ *   3. the route decodes it (schema, base64, int64, enums)        → bad or unknown field
+ *   4. the decoded write is measured against --max-request-bytes  → request is too large
+ *   5. the member reads or proposes it                            → the member's errors
+ * Nothing reaches the member before step 5, so a refused request changes nothing.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { EtceteraError, GrpcCode, isEtceteraError } from '../errors.js';
+import type { MemberApi } from '../server/types.js';
+import { parseJson, rawBodyLimit, readBody } from './body.js';
+import { clusterRoutes } from './etcd/cluster.js';
+import { kvRoutes } from './etcd/kv.js';
+import { leaseRoutes } from './etcd/lease.js';
+import type { Route, RouteContext } from './etcd/route.js';
+import { apiMetrics } from './metrics.js';
+import {
+  CORS_HEADERS,
+  routeNotFound,
+  sendError,
+  sendJson,
+  streamChunk,
+  streamErrorChunk,
+} from './respond.js';
+
+export interface ApiLogger {
+  error(obj: object, msg?: string): void;
+}
+
+export interface ApiOptions {
+  /** What GET /version reports. Default etcd 3.4's: server 3.4.23, cluster 3.4.0. */
+  version?: { server: string; cluster: string };
+  /** Overrides the member's --max-request-bytes (tests use a small one). */
+  maxRequestBytes?: number;
+  /** Where failures that are not request errors are reported (pino fits). */
+  logger?: ApiLogger;
+}
+
+export const DEFAULT_VERSION = { server: '3.4.23', cluster: '3.4.0' } as const;
+
+const POST_ROUTES: ReadonlyMap<string, Route> = new Map(
+  Object.entries({ ...kvRoutes, ...leaseRoutes, ...clusterRoutes }),
+);
+const GET_ROUTES = new Set(['/health', '/metrics', '/version']);
+
+/**
+ * The API's routes as a router with no catch-all, for a server that mounts other faces
+ * beside it. Unknown paths fall through to the next handler.
+ */
+export function createRouter(member: MemberApi, options: ApiOptions = {}): express.Router {
+  const router = express.Router();
+  const ctx: RouteContext = {
+    member,
+    maxRequestBytes: options.maxRequestBytes ?? member.maxRequestBytes,
+  };
+  const bodyLimit = rawBodyLimit(ctx.maxRequestBytes);
+  const metrics = apiMetrics(member.metrics);
+  const version = options.version ?? DEFAULT_VERSION;
+
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    const route = POST_ROUTES.get(req.path);
+    if (route === undefined) return next();
+    if (req.method === 'OPTIONS') return sendPreflight(res);
+    if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+    const started = process.hrtime.bigint();
+    res.once('finish', () =>
+      metrics.observe(req.path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9),
+    );
+    void servePost(req, res, route, ctx, bodyLimit, options.logger);
+  });
+  router.get('/health', (_req, res) => {
+    const h = member.health();
+    // etcd 3.4 prints health as a string; the reason (etcd 3.5) only when unhealthy.
+    const body = h.health ? { health: 'true' } : { health: 'false', reason: h.reason };
+    sendJson(res, h.health ? 200 : 503, body);
+  });
+  router.get('/version', (_req, res) => {
+    sendJson(res, 200, { etcdserver: version.server, etcdcluster: version.cluster });
+  });
+  router.get('/metrics', (_req, res, next) => {
+    member.metrics
+      .metrics()
+      .then((text) => {
+        res.writeHead(200, { 'Content-Type': member.metrics.contentType });
+        res.end(text);
+      })
+      .catch(next);
+  });
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    if (!GET_ROUTES.has(req.path)) return next();
+    if (req.method === 'OPTIONS') return sendPreflight(res);
+    methodNotAllowed(res, 'GET');
+  });
+  return router;
+}
+
+/** The API as a whole app: the router, a JSON 404 for unknown paths, a JSON 500 for bugs. */
+export function createApp(member: MemberApi, options: ApiOptions = {}): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(createRouter(member, options));
+  app.use((req: Request, res: Response) => sendError(res, routeNotFound(req.path)));
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (!isEtceteraError(err)) options.logger?.error({ err }, 'etcd API: unexpected failure');
+    sendError(res, err);
+  });
+  return app;
+}
+
+async function servePost(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Route,
+  ctx: RouteContext,
+  bodyLimit: number,
+  logger: ApiLogger | undefined,
+): Promise<void> {
+  let answer: unknown;
+  try {
+    const body = parseJson(await readBody(req, bodyLimit));
+    answer = await route.handle(body, ctx);
+  } catch (err) {
+    if (!isEtceteraError(err)) logger?.error({ err }, 'etcd API: unexpected failure');
+    // A body refused before it was read to the end leaves bytes on the socket: close it.
+    const unread = isEtceteraError(err, 'ERR_REQUEST_TOO_LARGE') && !req.complete;
+    const headers: Record<string, string> = unread ? { Connection: 'close' } : {};
+    if (route.stream && isEtceteraError(err) && !isRequestError(err)) {
+      const { status, text } = streamErrorChunk(err);
+      res.writeHead(status, { ...CORS_HEADERS, 'Content-Type': 'application/json', ...headers });
+      res.end(text);
+      return;
+    }
+    sendError(res, err, headers);
+    return;
+  }
+  if (route.stream) {
+    res.writeHead(200, { ...CORS_HEADERS, 'Content-Type': 'application/json' });
+    res.end(streamChunk(answer));
+  } else {
+    sendJson(res, 200, answer);
+  }
+}
+
+/** Errors of the request itself, answered before a stream would start. */
+function isRequestError(err: EtceteraError): boolean {
+  return err.grpcCode === GrpcCode.InvalidArgument;
+}
+
+function methodNotAllowed(res: Response, allow: string): void {
+  sendError(res, new EtceteraError('ERR_METHOD_NOT_ALLOWED'), { Allow: allow });
+}
+
+function sendPreflight(res: Response): void {
+  res.writeHead(200, CORS_HEADERS);
+  res.end();
+}

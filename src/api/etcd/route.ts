@@ -1,0 +1,43 @@
+/**
+ * What a route of etcd's v3 JSON API is: a function from a parsed body to a JSON answer,
+ * given the member it serves. Routes throw EtceteraError for every refusal; the app turns
+ * it into etcd's error body. `stream` routes answer as a gateway stream of one message
+ * (`{"result": ...}` and a newline), as etcd does for lease keepalive.
+ */
+import { EtceteraError } from '../../errors.js';
+import type { MemberApi, ResponseHeader } from '../../server/types.js';
+import type { Command, CommandResult } from '../../store/types.js';
+import { commandSize } from '../../store/validate.js';
+import type { Json } from './encode.js';
+
+type ResultOf<Op extends Command['op']> = Extract<CommandResult, { op: Op }>['result'];
+
+export interface RouteContext {
+  readonly member: MemberApi;
+  /** --max-request-bytes: the bound on a decoded write request. */
+  readonly maxRequestBytes: number;
+}
+
+export interface Route {
+  readonly handle: (body: unknown, ctx: RouteContext) => Promise<Json>;
+  readonly stream?: boolean;
+}
+
+export type RouteTable = Readonly<Record<string, Route>>;
+
+/**
+ * Proposes a write after the size check etcd makes on the decoded request, and narrows the
+ * result to the command's own kind (the member answers each command with its kind).
+ */
+export async function write<Op extends Command['op']>(
+  ctx: RouteContext,
+  command: Extract<Command, { op: Op }>,
+): Promise<{ header: ResponseHeader; result: ResultOf<Op> }> {
+  if (commandSize(command) > ctx.maxRequestBytes) throw new EtceteraError('ERR_REQUEST_TOO_LARGE');
+  const { header, result } = await ctx.member.write(command);
+  if (result.op !== command.op) {
+    // A member bug, not a request error: the app answers 500.
+    throw new Error(`member answered ${result.op} to ${command.op}`);
+  }
+  return { header, result: result.result as ResultOf<Op> };
+}
