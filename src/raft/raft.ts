@@ -93,6 +93,12 @@ export class Raft {
   pendingReadIndex: MsgReadIndex[] = [];
   /** Membership changed since the last Ready. */
   confChanged = false;
+  /**
+   * Leader: new entries or a new commit index wait to be broadcast. Sending is deferred to
+   * the next Ready so that everything proposed (or committed) in between travels in one
+   * `app` per follower: that is the batching.
+   */
+  needBcast = false;
 
   msgs: Message[] = [];
   msgsAfterPersist: Message[] = [];
@@ -430,8 +436,15 @@ export class Raft {
     if (self === undefined) return;
     if (self.maybeUpdate(this.log.stableLastIndex()) && maybeCommit(this)) {
       this.releasePendingReadIndex();
-      bcastAppend(this, true);
+      this.needBcast = true;
     }
+  }
+
+  /** Send what `needBcast` deferred (called when a Ready is collected). */
+  flushBroadcast(): void {
+    if (!this.needBcast) return;
+    this.needBcast = false;
+    if (this.role === Role.Leader) bcastAppend(this, true);
   }
 
   reduceUncommittedSize(ents: readonly Entry[]): void {

@@ -116,6 +116,7 @@ export class RawNodeImpl implements RawNode {
   hasReady(): boolean {
     const r = this.raft;
     return (
+      r.needBcast ||
       r.msgs.length > 0 ||
       r.msgsAfterPersist.length > 0 ||
       r.readStates.length > 0 ||
@@ -131,6 +132,7 @@ export class RawNodeImpl implements RawNode {
   ready(): Ready {
     invariant(this.inFlight === undefined, 'ready() called again before advance()');
     const r = this.raft;
+    r.flushBroadcast();
     const entries = r.log.unstable.entries.slice();
     const snapshot = r.log.unstable.snapshot;
     const committedEntries = r.log.nextCommittedEntries();

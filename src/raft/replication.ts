@@ -115,7 +115,6 @@ export function handleAppendResponse(r: Raft, from: NodeId, pr: Progress, m: App
     }
     return;
   }
-  const wasPaused = pr.isPaused();
   const probeMatch = pr.match === m.index && pr.state === ProgressState.Probe;
   if (!pr.maybeUpdate(m.index) && !probeMatch) return;
   if (pr.state === ProgressState.Probe) {
@@ -130,9 +129,7 @@ export function handleAppendResponse(r: Raft, from: NodeId, pr: Progress, m: App
   }
   if (maybeCommit(r)) {
     r.releasePendingReadIndex();
-    bcastAppend(r, true);
-  } else if (wasPaused) {
-    sendAppend(r, from);
+    r.needBcast = true; // the new commit goes out with the next Ready, once per follower
   }
   // Fill the pipeline: keep sending while there are entries and flow control allows.
   while (maybeSendAppend(r, from, false)) {}

@@ -65,7 +65,7 @@ function propose(r: Raft, m: MsgProp): StepResult {
   const before = r.log.lastIndex();
   if (!r.appendEntries(m.entries)) return 'dropped';
   if (confIndexOffset >= 0) r.pendingConfIndex = (before + 1 + confIndexOffset) as typeof before;
-  for (const id of r.tracker.others(r.id)) sendAppend(r, id);
+  r.needBcast = true; // batched: sent when the next Ready is collected
   return 'ok';
 }
 

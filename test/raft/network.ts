@@ -105,6 +105,14 @@ export class Network {
     }
   }
 
+  /** Tick every member once per round, `times` rounds, stabilizing after each round. */
+  tickAll(times = 1): void {
+    for (let i = 0; i < times; i++) {
+      for (const p of this.peers.values()) p.node.tick();
+      this.stabilize();
+    }
+  }
+
   /** The member every non-crashed member agrees is leader, if any. */
   leader(): TestPeer | undefined {
     for (const p of this.peers.values()) if (p.raft.role === 'leader') return p;
