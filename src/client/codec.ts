@@ -1,0 +1,225 @@
+/**
+ * The client's side of etcd's JSON wire forms: requests out (bytes → base64, 64-bit IDs as
+ * decimal strings), answers in (absent fields are zero values, as protobuf's JSON mapping
+ * leaves them out).
+ */
+import type {
+  Compare,
+  DeleteOptions,
+  KeyLike,
+  KeySelector,
+  KeyValue,
+  LeaseIdLike,
+  Member,
+  PutOptions,
+  RangeOptions,
+  ResponseHeader,
+  TxnOp,
+  TxnOpResponse,
+  TxnRequest,
+  WatchEvent,
+} from './types.js';
+
+type Json = Record<string, unknown>;
+
+export function toBytes(k: KeyLike): Uint8Array {
+  return typeof k === 'string' ? Buffer.from(k, 'utf8') : k;
+}
+
+export function b64(k: KeyLike): string {
+  const b = toBytes(k);
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+}
+
+export function fromB64(s: unknown): Uint8Array {
+  if (typeof s !== 'string' || s === '') return new Uint8Array(0);
+  const buf = Buffer.from(s, 'base64');
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+/** UTF-8 text of bytes (keys and values printed by the CLI and tests). */
+export function text(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
+}
+
+export function num(v: unknown): number {
+  return v === undefined || v === null ? 0 : Number(v);
+}
+
+export function id(v: unknown): string {
+  return v === undefined || v === null ? '0' : String(v);
+}
+
+export function leaseText(v: LeaseIdLike | undefined): string | undefined {
+  return v === undefined ? undefined : BigInt(v).toString();
+}
+
+/** The exclusive end of a prefix: the key with its last byte below 0xff incremented. */
+export function prefixEnd(key: Uint8Array): Uint8Array {
+  const end = Uint8Array.from(key);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if ((end[i] as number) < 0xff) {
+      end[i] = (end[i] as number) + 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return new Uint8Array([0]); // every key is below a prefix of all 0xff: read to the end
+}
+
+/** range_end for a key selector (base64), or undefined for a single key. */
+export function rangeEndOf(key: KeyLike, s: KeySelector): string | undefined {
+  if (s.prefix) return b64(prefixEnd(toBytes(key)));
+  if (s.fromKey) return b64(new Uint8Array([0]));
+  return s.rangeEnd === undefined ? undefined : b64(s.rangeEnd);
+}
+
+export function encodeRange(key: KeyLike, o: RangeOptions = {}): Json {
+  return {
+    key: b64(key),
+    range_end: rangeEndOf(key, o),
+    limit: o.limit,
+    revision: o.revision,
+    sort_order: o.sortOrder,
+    sort_target: o.sortTarget,
+    serializable: o.serializable,
+    keys_only: o.keysOnly,
+    count_only: o.countOnly,
+    min_mod_revision: o.minModRevision,
+    max_mod_revision: o.maxModRevision,
+    min_create_revision: o.minCreateRevision,
+    max_create_revision: o.maxCreateRevision,
+  };
+}
+
+export function encodePut(key: KeyLike, value: KeyLike, o: PutOptions = {}): Json {
+  return {
+    key: b64(key),
+    value: b64(value),
+    lease: leaseText(o.lease),
+    prev_kv: o.prevKv,
+    ignore_value: o.ignoreValue,
+    ignore_lease: o.ignoreLease,
+  };
+}
+
+export function encodeDelete(key: KeyLike, o: DeleteOptions = {}): Json {
+  return { key: b64(key), range_end: rangeEndOf(key, o), prev_kv: o.prevKv };
+}
+
+function encodeCompare(c: Compare): Json {
+  const base = {
+    key: b64(c.key),
+    range_end: rangeEndOf(c.key, c),
+    target: c.target,
+    result: c.result,
+  };
+  switch (c.target) {
+    case 'VALUE':
+      return { ...base, value: b64(c.value) };
+    case 'VERSION':
+      return { ...base, version: c.version };
+    case 'CREATE':
+      return { ...base, create_revision: c.createRevision };
+    case 'MOD':
+      return { ...base, mod_revision: c.modRevision };
+    case 'LEASE':
+      return { ...base, lease: leaseText(c.lease) };
+  }
+}
+
+function encodeOp(op: TxnOp): Json {
+  if ('range' in op) return { request_range: encodeRange(op.range.key, op.range) };
+  if ('put' in op) return { request_put: encodePut(op.put.key, op.put.value, op.put) };
+  if ('delete' in op) return { request_delete_range: encodeDelete(op.delete.key, op.delete) };
+  return { request_txn: encodeTxn(op.txn) };
+}
+
+export function encodeTxn(t: TxnRequest): Json {
+  return {
+    compare: (t.compare ?? []).map(encodeCompare),
+    success: (t.success ?? []).map(encodeOp),
+    failure: (t.failure ?? []).map(encodeOp),
+  };
+}
+
+// --- answers ----------------------------------------------------------------------------
+
+export function decodeHeader(h: unknown): ResponseHeader {
+  const o = (h ?? {}) as Json;
+  return {
+    clusterId: id(o.cluster_id),
+    memberId: id(o.member_id),
+    revision: num(o.revision),
+    raftTerm: num(o.raft_term),
+  };
+}
+
+export function decodeKv(v: unknown): KeyValue {
+  const o = (v ?? {}) as Json;
+  return {
+    key: fromB64(o.key),
+    createRevision: num(o.create_revision),
+    modRevision: num(o.mod_revision),
+    version: num(o.version),
+    value: fromB64(o.value),
+    lease: id(o.lease),
+  };
+}
+
+export const kvList = (v: unknown): KeyValue[] =>
+  ((v as unknown[] | undefined) ?? []).map(decodeKv);
+
+export function decodeOpResponse(v: unknown): TxnOpResponse {
+  const o = v as Json;
+  const revisionOf = (r: Json) => num((r.header as Json | undefined)?.revision);
+  if (o.response_range) {
+    const r = o.response_range as Json;
+    const kvs = kvList(r.kvs);
+    return {
+      type: 'range',
+      revision: revisionOf(r),
+      kvs,
+      more: r.more === true,
+      count: num(r.count),
+    };
+  }
+  if (o.response_put) {
+    const r = o.response_put as Json;
+    const out: TxnOpResponse = { type: 'put', revision: revisionOf(r) };
+    return r.prev_kv ? { ...out, prevKv: decodeKv(r.prev_kv) } : out;
+  }
+  if (o.response_delete_range) {
+    const r = o.response_delete_range as Json;
+    return {
+      type: 'delete',
+      revision: revisionOf(r),
+      deleted: num(r.deleted),
+      prevKvs: kvList(r.prev_kvs),
+    };
+  }
+  const r = (o.response_txn ?? {}) as Json;
+  return {
+    type: 'txn',
+    succeeded: r.succeeded === true,
+    responses: ((r.responses as unknown[] | undefined) ?? []).map(decodeOpResponse),
+  };
+}
+
+export function decodeMember(v: unknown): Member {
+  const o = (v ?? {}) as Json;
+  return {
+    id: id(o.ID),
+    name: (o.name as string | undefined) ?? '',
+    peerURLs: (o.peerURLs as string[] | undefined) ?? [],
+    clientURLs: (o.clientURLs as string[] | undefined) ?? [],
+    isLearner: o.isLearner === true,
+  };
+}
+
+export function decodeEvent(v: unknown): WatchEvent {
+  const o = v as Json;
+  // PUT is enum value 0, which the gateway leaves out.
+  const type = o.type === 'DELETE' || o.type === 1 ? 'DELETE' : 'PUT';
+  const ev: WatchEvent = { type, kv: decodeKv(o.kv) };
+  return o.prev_kv ? { ...ev, prevKv: decodeKv(o.prev_kv) } : ev;
+}

@@ -1,0 +1,208 @@
+/**
+ * A watch over etcd's HTTP stream form (POST /v3/watch, newline-delimited `{"result": ...}`
+ * messages), resumed on its own after a lost connection.
+ *
+ * Resume invariant: `nextRevision` is the first revision not yet delivered. It moves to
+ * (last event's mod_revision + 1) after each batch — etcd sends all events of a revision in
+ * one message — and to (R + 1) on a progress notification at R, which promises every event
+ * at or below R was sent. The "created" message of a watch from now (start 0) at header
+ * revision R sets it to R + 1. A reconnect asks for start_revision = nextRevision, so every
+ * event is delivered exactly once, in order, across any number of reconnects.
+ *
+ * Ends for good only on close(), on a compaction past nextRevision (ERR_COMPACTED: the
+ * events in between are gone), or when the server refuses the request itself (4xx).
+ */
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { GrpcCode } from '../errors.js';
+import { b64, decodeEvent, decodeHeader, rangeEndOf } from './codec.js';
+import { ClientError } from './errors.js';
+import type { Json, Transport } from './transport.js';
+import type { KeyLike, ResponseHeader, WatchBatch, WatchOptions } from './types.js';
+
+export interface WatchHandlers {
+  onBatch: (batch: WatchBatch) => void;
+  /** A progress notification: nothing more at or below `header.revision`. */
+  onProgress?: (header: ResponseHeader) => void;
+  /** The watch ended for good (compaction, refused request). */
+  onError?: (err: ClientError) => void;
+  /** The connection was lost; the watch reconnects from `fromRevision`. */
+  onReconnect?: (fromRevision: number, cause: unknown) => void;
+}
+
+const BACKOFF_MIN_MS = 50;
+const BACKOFF_MAX_MS = 2000;
+
+export class Watch {
+  /** The first revision not yet delivered (0 until known for a watch from now). */
+  nextRevision: number;
+  /** Resolves with the header revision of the first "created" message. */
+  readonly ready: Promise<number>;
+  private resolveReady!: (rev: number) => void;
+  private rejectReady!: (err: unknown) => void;
+  private req: ClientRequest | undefined;
+  private closed = false;
+  private backoffMs = BACKOFF_MIN_MS;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Reconnects so far (tests and operators read it). */
+  reconnects = 0;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly key: KeyLike,
+    private readonly options: WatchOptions,
+    private readonly handlers: WatchHandlers,
+  ) {
+    this.nextRevision = options.startRevision ?? 0;
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    this.ready.catch(() => undefined);
+    this.connect();
+  }
+
+  private createRequest(): Json {
+    const filters = [
+      ...(this.options.noPut ? ['NOPUT'] : []),
+      ...(this.options.noDelete ? ['NODELETE'] : []),
+    ];
+    return {
+      create_request: {
+        key: b64(this.key),
+        range_end: rangeEndOf(this.key, this.options),
+        start_revision: this.nextRevision > 0 ? this.nextRevision : undefined,
+        progress_notify: this.options.progressNotify,
+        filters: filters.length > 0 ? filters : undefined,
+        prev_kv: this.options.prevKv,
+      },
+    };
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const req = this.transport.stream('/v3/watch', this.createRequest());
+    this.req = req;
+    req.on('error', (e) => this.lost(req, e));
+    req.on('response', (res) => {
+      if (res.statusCode !== 200) return this.refused(req, res);
+      res.setEncoding('utf8');
+      let buffered = '';
+      res.on('data', (chunk: string) => {
+        buffered += chunk;
+        let nl = buffered.indexOf('\n');
+        while (nl >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (line !== '' && !this.handleLine(req, line)) return;
+          nl = buffered.indexOf('\n');
+        }
+      });
+      res.on('error', (e) => this.lost(req, e));
+      res.on('close', () => this.lost(req, new Error('watch stream ended')));
+    });
+  }
+
+  /** Handles one message; false when the stream must not be read further. */
+  private handleLine(req: ClientRequest, line: string): boolean {
+    let msg: Json;
+    try {
+      msg = JSON.parse(line) as Json;
+    } catch (e) {
+      this.lost(req, e);
+      return false;
+    }
+    if (msg.error !== undefined) {
+      const e = msg.error as { grpc_code?: number; http_code?: number; message?: string };
+      this.lost(
+        req,
+        new ClientError(e.message ?? 'watch error', e.grpc_code ?? 2, e.http_code ?? 0),
+      );
+      return false;
+    }
+    const r = (msg.result ?? {}) as Json;
+    const header = decodeHeader(r.header);
+    if (r.created === true) {
+      this.backoffMs = BACKOFF_MIN_MS;
+      if (this.nextRevision === 0) this.nextRevision = header.revision + 1;
+      this.resolveReady(header.revision);
+    }
+    if (r.canceled === true) return this.canceled(req, r);
+    const events = ((r.events as unknown[] | undefined) ?? []).map(decodeEvent);
+    if (events.length > 0) {
+      const last = events[events.length - 1];
+      this.nextRevision = (last?.kv.modRevision ?? this.nextRevision - 1) + 1;
+      this.handlers.onBatch({ header, events });
+    } else if (r.created !== true && header.revision > 0) {
+      this.nextRevision = Math.max(this.nextRevision, header.revision + 1);
+      this.handlers.onProgress?.(header);
+    }
+    return true;
+  }
+
+  private canceled(req: ClientRequest, r: Json): false {
+    const compacted = Number(r.compact_revision ?? 0);
+    if (compacted > 0) {
+      this.fail(
+        new ClientError(
+          'etcdserver: mvcc: required revision has been compacted',
+          GrpcCode.OutOfRange,
+          200,
+        ),
+      );
+    } else {
+      // Canceled by the server for another reason (a slow watcher, a restart): resume.
+      this.lost(req, new Error(String(r.cancel_reason ?? 'watch canceled by the server')));
+    }
+    return false;
+  }
+
+  private refused(req: ClientRequest, res: IncomingMessage): void {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => {
+      const status = res.statusCode ?? 0;
+      let body: Json = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
+      } catch {}
+      const err = new ClientError(
+        String(body.message ?? `HTTP ${status}`),
+        Number(body.code ?? 2),
+        status,
+      );
+      if (status >= 400 && status < 500) this.fail(err);
+      else this.lost(req, err);
+    });
+  }
+
+  /** The connection of `req` is gone: reconnect after a backoff, unless closed or already handled. */
+  private lost(req: ClientRequest, cause: unknown): void {
+    if (this.req !== req || this.closed) return;
+    this.req = undefined;
+    req.destroy();
+    this.reconnects++;
+    if (!(cause instanceof ClientError)) this.transport.failover();
+    this.handlers.onReconnect?.(this.nextRevision, cause);
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(BACKOFF_MAX_MS, this.backoffMs * 2);
+    this.retryTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  private fail(err: ClientError): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.req?.destroy();
+    this.req = undefined;
+    this.rejectReady(err);
+    this.handlers.onError?.(err);
+  }
+
+  /** Stops the watch and closes its connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.req?.destroy();
+    this.req = undefined;
+    this.rejectReady(new ClientError('watch closed', GrpcCode.Canceled, 0));
+  }
+}
