@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+/**
+ * The `etcetera` command. `etcetera serve [flags]` (or `etcetera [flags]`) runs one member
+ * with etcd's flags; `etcetera version` prints the version.
+ *
+ * Signals: SIGTERM or SIGINT stops the member gracefully (a leader hands over first) and
+ * exits 0; a second signal exits at once. A member removed from its cluster stops and exits 0.
+ */
+import { isEtceteraError } from './errors.js';
+import { resolveConfig } from './server/config.js';
+import { parseServeArgs, SERVE_USAGE } from './server/flags.js';
+import { ETCD_VERSION, Member } from './server/member.js';
+
+const VERSION = '0.1.0';
+
+async function serve(args: string[]): Promise<void> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(SERVE_USAGE);
+    return;
+  }
+  const config = resolveConfig(parseServeArgs(args));
+  const member = await Member.start(config);
+  let exiting = false;
+  const shutdown = (code: number, why: string) => {
+    if (exiting) {
+      process.exit(code);
+    }
+    exiting = true;
+    member.logger.info({ why }, 'shutting down');
+    member.stop().then(
+      () => process.exit(code),
+      (e: unknown) => {
+        member.logger.error({ err: String(e) }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown(0, 'SIGTERM'));
+  process.on('SIGINT', () => shutdown(0, 'SIGINT'));
+  member.on('removed', () => shutdown(0, 'removed from the cluster'));
+  member.on('error', () => shutdown(1, 'raft failed'));
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first.startsWith('-')) return serve(argv);
+  switch (first) {
+    case 'serve':
+      return serve(rest);
+    case 'version':
+      process.stdout.write(`etcetera Version: ${VERSION}\nAPI Version: ${ETCD_VERSION}\n`);
+      return;
+    case 'help':
+      process.stdout.write(SERVE_USAGE);
+      return;
+    default:
+      process.stderr.write(`etcetera: unknown command ${JSON.stringify(first)}\n${SERVE_USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  const message = isEtceteraError(e)
+    ? e.message
+    : e instanceof Error
+      ? (e.stack ?? e.message)
+      : String(e);
+  process.stderr.write(`etcetera: ${message}\n`);
+  process.exit(1);
+});

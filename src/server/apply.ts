@@ -1,0 +1,178 @@
+/**
+ * The member's replicated state machine: what the Raft driver applies committed entries to.
+ *
+ * Invariant: the store's applied index equals Raft's applied index. Every entry becomes
+ * exactly one store command at its log index: a command entry its command, and everything
+ * else (a new leader's empty entry, a membership change, an attribute publish) a `noop`, so
+ * a restart replays exactly the entries after the store's applied index.
+ *
+ * Order within one batch: membership and attribute updates go to the registry first (one
+ * fsynced write, idempotent on replay), then the store applies the whole batch in one
+ * atomic write, then each outcome is handed to the client waiting for it on this member.
+ */
+import { EtceteraError, isEtceteraError } from '../errors.js';
+import { confChangeProblem } from '../raft/confchange.js';
+import type { AppliedEntry, RaftApplication } from '../raft/driver/types.js';
+import {
+  type ConfChange,
+  ConfChangeType,
+  type ConfState,
+  NodeId,
+  type Snapshot,
+} from '../raft/types.js';
+import { decodeCommand } from '../store/codec.js';
+import type { ApplyEntry, ApplyOutcome, Store } from '../store/store.js';
+import type { Command } from '../store/types.js';
+import { decodeEntry, EntryKind, type Waiters } from './entry.js';
+import type { Logger } from './logger.js';
+import type { MemberMetrics } from './metrics.js';
+import { type ClusterRecord, decodeContext, type MemberRegistry } from './registry.js';
+import { decodeSnapshot, encodeSnapshot, type SnapshotCapable } from './snapshot.js';
+
+/** A batch slower than this is logged (etcd warns at 100 ms too). */
+export const SLOW_APPLY_MS = 100;
+
+export interface MembershipListener {
+  /** A membership change was applied (after the registry is saved). */
+  onConfChange(cc: ConfChange): void;
+  /** The registry was replaced wholesale (snapshot install). */
+  onRegistryReplaced(): void;
+}
+
+export interface ApplicationDeps {
+  store: Store;
+  registry: MemberRegistry;
+  waiters: Waiters<ApplyOutcome>;
+  metrics: MemberMetrics;
+  logger: Logger;
+  listener: MembershipListener;
+}
+
+const NOOP: Command = { op: 'noop' };
+
+export class MemberApplication implements RaftApplication {
+  constructor(private readonly d: ApplicationDeps) {}
+
+  async apply(entries: readonly AppliedEntry[]): Promise<void> {
+    const batch: ApplyEntry[] = [];
+    const requestIds: Array<number | undefined> = [];
+    const changes: ConfChange[] = [];
+    let registryChanged = false;
+    for (const e of entries) {
+      let command = NOOP;
+      let requestId: number | undefined;
+      if (e.confChange !== undefined) {
+        if (this.applyConfChange(e.confChange, e.data)) changes.push(e.confChange);
+        registryChanged = true;
+      } else if (e.data.length > 0) {
+        const decoded = this.decode(e.data);
+        requestId = decoded.requestId;
+        if (decoded.kind === 'attributes') registryChanged = true;
+        else command = decoded.command;
+      }
+      batch.push({ command, index: e.index });
+      requestIds.push(requestId);
+    }
+    if (registryChanged) await this.d.registry.save();
+    const started = performance.now();
+    const outcomes = await this.d.store.applyBatch(batch, this.d.store.clock.now());
+    const ms = performance.now() - started;
+    this.d.metrics.applyDuration.observe(ms / 1000);
+    if (ms > SLOW_APPLY_MS) {
+      this.d.metrics.slowApplies.inc();
+      this.d.logger.warn({ ms: Math.round(ms), entries: batch.length }, 'slow apply');
+    }
+    for (const [i, id] of requestIds.entries()) {
+      if (id !== undefined) this.d.waiters.deliver(id, outcomes[i] as ApplyOutcome);
+    }
+    for (const cc of changes) this.d.listener.onConfChange(cc);
+  }
+
+  /** An entry's meaning. A body that does not decode is applied as a no-op on every member. */
+  private decode(
+    data: Uint8Array,
+  ):
+    | { kind: 'command'; requestId: number | undefined; command: Command }
+    | { kind: 'attributes'; requestId: number | undefined } {
+    let requestId: number | undefined;
+    try {
+      const entry = decodeEntry(data);
+      requestId = entry.requestId;
+      if (entry.kind === EntryKind.COMMAND)
+        return { kind: 'command', requestId, command: decodeCommand(entry.body) };
+      const a = JSON.parse(Buffer.from(entry.body).toString('utf8')) as {
+        id: number;
+        name: string;
+        clientURLs: string[];
+      };
+      this.d.registry.publish(NodeId(a.id), String(a.name), a.clientURLs.map(String));
+      return { kind: 'attributes', requestId };
+    } catch (e) {
+      if (!isEtceteraError(e) && !(e instanceof SyntaxError) && !(e instanceof TypeError)) throw e;
+      this.d.logger.error({ err: String(e) }, 'undecodable entry applied as a no-op');
+      return { kind: 'command', requestId, command: NOOP };
+    }
+  }
+
+  /**
+   * Mirrors a membership change in the registry, under the same rule Raft applied it with
+   * (an invalid change is ignored everywhere). Returns whether it changed anything.
+   */
+  private applyConfChange(cc: ConfChange, context: Uint8Array): boolean {
+    const { registry, logger } = this.d;
+    const problem = confChangeProblem(confStateOf(registry), cc);
+    if (problem !== undefined) {
+      logger.debug(
+        { change: cc.type, id: String(cc.nodeId), problem },
+        'membership change ignored',
+      );
+      return false;
+    }
+    const id = String(cc.nodeId);
+    switch (cc.type) {
+      case ConfChangeType.AddVoter: {
+        const promoted = registry.get(cc.nodeId)?.isLearner === true;
+        registry.upsert(cc.nodeId, false, decodeContext(context));
+        logger.info({ id }, promoted ? 'member promoted' : 'member added');
+        break;
+      }
+      case ConfChangeType.AddLearner:
+        registry.upsert(cc.nodeId, true, decodeContext(context));
+        logger.info({ id, learner: true }, 'member added');
+        break;
+      case ConfChangeType.RemoveNode:
+        registry.remove(cc.nodeId);
+        logger.info({ id }, 'member removed');
+        break;
+    }
+    return true;
+  }
+
+  /** Raft snapshot: the registry and the store, as of the last applied entry. */
+  async snapshot(): Promise<Uint8Array> {
+    const store = this.d.store as Store & Partial<SnapshotCapable>;
+    if (store.exportSnapshot === undefined)
+      throw new EtceteraError('ERR_INVALID_ARGUMENT', { detail: 'store cannot snapshot' });
+    return encodeSnapshot(this.d.registry.toRecord(), await store.exportSnapshot());
+  }
+
+  async restore(s: Snapshot): Promise<void> {
+    const store = this.d.store as Store & Partial<SnapshotCapable>;
+    if (s.data.length === 0) return; // the bootstrap snapshot: nothing to restore
+    const { cluster, store: data } = decodeSnapshot(s.data);
+    if (store.restoreSnapshot === undefined)
+      throw new EtceteraError('ERR_INVALID_ARGUMENT', { detail: 'store cannot restore' });
+    this.d.registry.replace(cluster as ClusterRecord);
+    await this.d.registry.save();
+    await store.restoreSnapshot(data, s.metadata.index);
+    this.d.logger.info({ index: s.metadata.index }, 'restored from snapshot');
+    this.d.listener.onRegistryReplaced();
+  }
+}
+
+export function confStateOf(registry: MemberRegistry): ConfState {
+  const voters: NodeId[] = [];
+  const learners: NodeId[] = [];
+  for (const m of registry.list()) (m.isLearner ? learners : voters).push(m.id);
+  return { voters, learners };
+}

@@ -1,0 +1,244 @@
+/**
+ * A member's configuration: etcd's settings under etcd's names, their defaults (etcd 3.4's,
+ * with etcetera's data-dir suffix and 127.0.0.1 for the listeners), and the checks that turn
+ * loose input into a {@link MemberConfig} every other module can trust.
+ *
+ * The command line (src/cli.ts) and the embedding API both end here: `resolveConfig` takes a
+ * partial, fills the defaults and validates, so a bad flag fails before anything is opened.
+ */
+import { EtceteraError } from '../errors.js';
+import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
+
+export const ClusterState = { NEW: 'new', EXISTING: 'existing' } as const;
+export type ClusterState = (typeof ClusterState)[keyof typeof ClusterState];
+
+export const CompactionMode = { PERIODIC: 'periodic', REVISION: 'revision' } as const;
+export type CompactionMode = (typeof CompactionMode)[keyof typeof CompactionMode];
+
+export const LogLevel = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+  FATAL: 'fatal',
+  SILENT: 'silent',
+} as const;
+export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
+
+/** Everything a member needs to start, fully resolved. Durations in ms, sizes in bytes. */
+export interface MemberConfig {
+  name: string;
+  dataDir: string;
+  listenClientUrls: URL[];
+  advertiseClientUrls: URL[];
+  listenPeerUrls: URL[];
+  initialAdvertisePeerUrls: URL[];
+  /** name → peer URLs, from --initial-cluster. */
+  initialCluster: Map<string, URL[]>;
+  initialClusterState: ClusterState;
+  initialClusterToken: string;
+  heartbeatMs: number;
+  electionMs: number;
+  maxRequestBytes: number;
+  autoCompactionMode: CompactionMode;
+  /** As given: a duration ("1h", "30m") or a number (hours for periodic, revisions for revision). */
+  autoCompactionRetention: string;
+  /** Applied entries between two Raft snapshots of the store. */
+  snapshotCount: number;
+  logLevel: LogLevel;
+}
+
+/** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
+export const DEFAULTS = {
+  name: 'default',
+  listenClientUrls: 'http://127.0.0.1:2379',
+  listenPeerUrls: 'http://127.0.0.1:2380',
+  initialClusterState: ClusterState.NEW,
+  initialClusterToken: 'etcetera-cluster',
+  heartbeatMs: 100,
+  electionMs: 1000,
+  maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+  autoCompactionMode: CompactionMode.PERIODIC,
+  autoCompactionRetention: '0',
+  snapshotCount: 100_000,
+  logLevel: LogLevel.INFO,
+} as const;
+
+/** Loose input: every field optional, URLs and the cluster as strings (flags or code). */
+export interface MemberConfigInput {
+  name?: string;
+  dataDir?: string;
+  listenClientUrls?: string;
+  advertiseClientUrls?: string;
+  listenPeerUrls?: string;
+  initialAdvertisePeerUrls?: string;
+  initialCluster?: string;
+  initialClusterState?: string;
+  initialClusterToken?: string;
+  heartbeatMs?: number;
+  electionMs?: number;
+  maxRequestBytes?: number;
+  autoCompactionMode?: string;
+  autoCompactionRetention?: string;
+  snapshotCount?: number;
+  logLevel?: string;
+}
+
+function bad(detail: string): EtceteraError {
+  return new EtceteraError('ERR_INVALID_ARGUMENT', { detail });
+}
+
+/** A comma-separated list of http(s) URLs, as etcd's URL flags take. */
+export function parseUrls(flag: string, text: string): URL[] {
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (parts.length === 0) throw bad(`--${flag} needs at least one URL`);
+  return parts.map((s) => {
+    let u: URL;
+    try {
+      u = new URL(s);
+    } catch {
+      throw bad(`--${flag}: ${JSON.stringify(s)} is not a URL`);
+    }
+    if (u.protocol !== 'http:') throw bad(`--${flag}: only http:// URLs are supported (${s})`);
+    if (u.pathname !== '/' || u.search !== '' || u.hash !== '')
+      throw bad(`--${flag}: ${s} must not have a path`);
+    return u;
+  });
+}
+
+/** "a=http://h:1,a=http://h:2,b=http://h:3" → a: [h:1, h:2], b: [h:3] (etcd's format). */
+export function parseInitialCluster(text: string): Map<string, URL[]> {
+  const out = new Map<string, URL[]>();
+  for (const part of text.split(',')) {
+    const item = part.trim();
+    if (item.length === 0) continue;
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw bad(`--initial-cluster: ${JSON.stringify(item)} is not name=url`);
+    const name = item.slice(0, eq);
+    const urls = parseUrls('initial-cluster', item.slice(eq + 1));
+    out.set(name, [...(out.get(name) ?? []), ...urls]);
+  }
+  if (out.size === 0) throw bad('--initial-cluster is empty');
+  return out;
+}
+
+export function urlString(u: URL): string {
+  return `${u.protocol}//${u.host}`;
+}
+
+function positiveInt(flag: string, n: number | undefined, fallback: number): number {
+  const v = n ?? fallback;
+  if (!Number.isSafeInteger(v) || v <= 0) throw bad(`--${flag} must be a positive integer`);
+  return v;
+}
+
+function oneOf<T extends string>(flag: string, v: string, allowed: Record<string, T>): T {
+  const values = Object.values(allowed);
+  if (!values.includes(v as T)) throw bad(`--${flag} must be one of ${values.join(', ')}`);
+  return v as T;
+}
+
+/** Fills etcd's defaults and checks everything. Throws ERR_INVALID_ARGUMENT naming the flag. */
+export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
+  const name = input.name ?? DEFAULTS.name;
+  if (name.length === 0) throw bad('--name must not be empty');
+  const listenClientUrls = parseUrls(
+    'listen-client-urls',
+    input.listenClientUrls ?? DEFAULTS.listenClientUrls,
+  );
+  const listenPeerUrls = parseUrls(
+    'listen-peer-urls',
+    input.listenPeerUrls ?? DEFAULTS.listenPeerUrls,
+  );
+  const advertiseClientUrls = parseUrls(
+    'advertise-client-urls',
+    input.advertiseClientUrls ?? input.listenClientUrls ?? DEFAULTS.listenClientUrls,
+  );
+  const initialAdvertisePeerUrls = parseUrls(
+    'initial-advertise-peer-urls',
+    input.initialAdvertisePeerUrls ?? input.listenPeerUrls ?? DEFAULTS.listenPeerUrls,
+  );
+  const initialCluster =
+    input.initialCluster === undefined
+      ? new Map([[name, initialAdvertisePeerUrls]])
+      : parseInitialCluster(input.initialCluster);
+  const heartbeatMs = positiveInt('heartbeat-interval', input.heartbeatMs, DEFAULTS.heartbeatMs);
+  const electionMs = positiveInt('election-timeout', input.electionMs, DEFAULTS.electionMs);
+  // etcd's rule: the election timeout must be at least five heartbeats.
+  if (electionMs < 5 * heartbeatMs)
+    throw bad('--election-timeout should be at least 5 times --heartbeat-interval');
+  const mode = oneOf(
+    'auto-compaction-mode',
+    input.autoCompactionMode ?? DEFAULTS.autoCompactionMode,
+    CompactionMode,
+  );
+  const retention = input.autoCompactionRetention ?? DEFAULTS.autoCompactionRetention;
+  parseRetention(mode, retention); // validate now; the compactor parses again
+  return {
+    name,
+    dataDir: input.dataDir ?? `${name}.etcetera`,
+    listenClientUrls,
+    advertiseClientUrls,
+    listenPeerUrls,
+    initialAdvertisePeerUrls,
+    initialCluster,
+    initialClusterState: oneOf(
+      'initial-cluster-state',
+      input.initialClusterState ?? DEFAULTS.initialClusterState,
+      ClusterState,
+    ),
+    initialClusterToken: input.initialClusterToken ?? DEFAULTS.initialClusterToken,
+    heartbeatMs,
+    electionMs,
+    maxRequestBytes: positiveInt(
+      'max-request-bytes',
+      input.maxRequestBytes,
+      DEFAULTS.maxRequestBytes,
+    ),
+    autoCompactionMode: mode,
+    autoCompactionRetention: retention,
+    snapshotCount: positiveInt('snapshot-count', input.snapshotCount, DEFAULTS.snapshotCount),
+    logLevel: oneOf('log-level', input.logLevel ?? DEFAULTS.logLevel, LogLevel),
+  };
+}
+
+/** What auto-compaction keeps: nothing (off), a time window, or a number of revisions. */
+export type Retention =
+  | { kind: 'off' }
+  | { kind: 'periodic'; ms: number }
+  | { kind: 'revision'; revisions: number };
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** etcd's --auto-compaction-retention: periodic takes "1h30m"-style or hours; revision a count. */
+export function parseRetention(mode: CompactionMode, text: string): Retention {
+  const t = text.trim();
+  if (mode === CompactionMode.REVISION) {
+    if (!/^\d+$/.test(t)) throw bad('--auto-compaction-retention must be a revision count');
+    const n = Number(t);
+    return n === 0 ? { kind: 'off' } : { kind: 'revision', revisions: n };
+  }
+  let ms: number;
+  if (/^\d+(\.\d+)?$/.test(t)) ms = Number(t) * UNIT_MS.h!;
+  else {
+    const parts = [...t.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+    if (parts.length === 0 || parts.map((p) => p[0]).join('') !== t)
+      throw bad(`--auto-compaction-retention: ${JSON.stringify(text)} is not a duration`);
+    ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2]!]!, 0);
+  }
+  return ms === 0 ? { kind: 'off' } : { kind: 'periodic', ms: Math.round(ms) };
+}
+
+/** etcd's minimum lease TTL: ceil(1.5 × election timeout), in seconds. */
+export function minLeaseTtlSeconds(electionMs: number): number {
+  return Math.ceil((3 * electionMs) / 2 / 1000);
+}
+
+/** etcd's request timeout: 5 s plus two election timeouts. */
+export function requestTimeoutMs(electionMs: number): number {
+  return 5000 + 2 * electionMs;
+}

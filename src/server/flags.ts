@@ -1,0 +1,89 @@
+/**
+ * `etcetera serve` flags: etcd's names, `--flag=value` or `--flag value`, and for every flag
+ * an environment variable ETCETERA_<FLAG> (dashes to underscores, upper case), as etcd reads
+ * ETCD_<FLAG>. A flag on the command line wins over its variable, as in etcd.
+ */
+import { parseArgs } from 'node:util';
+import { EtceteraError } from '../errors.js';
+import { DEFAULTS, type MemberConfigInput } from './config.js';
+
+/** Flag name → the MemberConfigInput field it sets, and whether it is a number. */
+const FLAGS = {
+  name: ['name', false],
+  'data-dir': ['dataDir', false],
+  'listen-client-urls': ['listenClientUrls', false],
+  'advertise-client-urls': ['advertiseClientUrls', false],
+  'listen-peer-urls': ['listenPeerUrls', false],
+  'initial-advertise-peer-urls': ['initialAdvertisePeerUrls', false],
+  'initial-cluster': ['initialCluster', false],
+  'initial-cluster-state': ['initialClusterState', false],
+  'initial-cluster-token': ['initialClusterToken', false],
+  'heartbeat-interval': ['heartbeatMs', true],
+  'election-timeout': ['electionMs', true],
+  'max-request-bytes': ['maxRequestBytes', true],
+  'auto-compaction-mode': ['autoCompactionMode', false],
+  'auto-compaction-retention': ['autoCompactionRetention', false],
+  'snapshot-count': ['snapshotCount', true],
+  'log-level': ['logLevel', false],
+} as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
+
+export type FlagName = keyof typeof FLAGS;
+export const FLAG_NAMES = Object.keys(FLAGS) as FlagName[];
+
+export function envName(flag: string): string {
+  return `ETCETERA_${flag.toUpperCase().replace(/-/g, '_')}`;
+}
+
+function bad(detail: string): EtceteraError {
+  return new EtceteraError('ERR_INVALID_ARGUMENT', { detail });
+}
+
+/** Parses serve's arguments (after the subcommand) and the environment into config input. */
+export function parseServeArgs(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): MemberConfigInput {
+  const options = Object.fromEntries(FLAG_NAMES.map((f) => [f, { type: 'string' as const }]));
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: [...args], options, strict: true, allowPositionals: false }));
+  } catch (e) {
+    throw bad((e as Error).message);
+  }
+  const input: Record<string, string | number> = {};
+  for (const flag of FLAG_NAMES) {
+    const raw = values[flag] ?? env[envName(flag)];
+    if (raw === undefined || typeof raw !== 'string') continue;
+    const [field, numeric] = FLAGS[flag];
+    if (numeric) {
+      if (!/^\d+$/.test(raw.trim()))
+        throw bad(`--${flag} must be a number, not ${JSON.stringify(raw)}`);
+      input[field] = Number(raw);
+    } else input[field] = raw;
+  }
+  return input as MemberConfigInput;
+}
+
+export const SERVE_USAGE = `Usage: etcetera [serve] [flags]
+
+Runs one member. With no flags: a single-member cluster named "${DEFAULTS.name}" with its data in
+./default.etcetera, clients on ${DEFAULTS.listenClientUrls}, peers on ${DEFAULTS.listenPeerUrls}.
+Every flag can also be set with an environment variable, e.g. --data-dir as ETCETERA_DATA_DIR.
+
+  --name                         member name (default "${DEFAULTS.name}")
+  --data-dir                     data directory (default "<name>.etcetera")
+  --listen-client-urls           URLs to serve clients on (default ${DEFAULTS.listenClientUrls})
+  --advertise-client-urls        client URLs told to the cluster (default: the listen URLs)
+  --listen-peer-urls             URLs to serve peers on (default ${DEFAULTS.listenPeerUrls})
+  --initial-advertise-peer-urls  peer URLs told to the cluster (default: the listen URLs)
+  --initial-cluster              name=url,... of the initial members (default "<name>=<peer url>")
+  --initial-cluster-state        new | existing (default ${DEFAULTS.initialClusterState})
+  --initial-cluster-token        cluster token (default "${DEFAULTS.initialClusterToken}")
+  --heartbeat-interval           ms (default ${DEFAULTS.heartbeatMs})
+  --election-timeout             ms (default ${DEFAULTS.electionMs})
+  --max-request-bytes            bytes (default ${DEFAULTS.maxRequestBytes})
+  --auto-compaction-mode         periodic | revision (default ${DEFAULTS.autoCompactionMode})
+  --auto-compaction-retention    periodic: "1h", "30m" or hours; revision: a count (default 0 = off)
+  --snapshot-count               applied entries between snapshots (default ${DEFAULTS.snapshotCount})
+  --log-level                    trace | debug | info | warn | error | fatal | silent (default info)
+`;

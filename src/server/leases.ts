@@ -1,0 +1,100 @@
+/**
+ * Lease time on a member. Which leases exist is replicated (grant and revoke go through
+ * Raft); when they expire is the leader's business alone, as in etcd:
+ *
+ *   - only the leader's lessor counts: keepalive and time-to-live are answered by the leader
+ *     (a follower forwards them to the leader's peer URL, as etcd forwards LeaseRenew);
+ *   - only the leader looks for expired leases, and it revokes them by proposing
+ *     `leaseRevoke`, so every member deletes the same keys at the same revision;
+ *   - a new leader restarts every lease's TTL (it cannot know how long the old leader had
+ *     been counting).
+ */
+import { EtceteraError, isEtceteraError } from '../errors.js';
+import type { Store } from '../store/store.js';
+import type { LeaseId } from '../store/types.js';
+import type { Logger } from './logger.js';
+
+export interface LeaseTtl {
+  ttl: number;
+  grantedTtl: number;
+  keys: Uint8Array[];
+}
+
+/** The leader's answers, computed from its own lessor. */
+export function localKeepAlive(store: Store, id: LeaseId): number {
+  return store.leaseKeepAlive(id) ?? 0;
+}
+
+export function localTimeToLive(store: Store, id: LeaseId, withKeys: boolean): LeaseTtl {
+  const lease = store.lessor.get(id);
+  if (lease === undefined) return { ttl: -1, grantedTtl: 0, keys: [] };
+  const ttl = store.lessor.remainingSeconds(id, store.clock.now()) ?? 0;
+  const keys = withKeys
+    ? [...lease.keys].sort().map((k) => new Uint8Array(Buffer.from(k, 'latin1')))
+    : [];
+  return { ttl, grantedTtl: lease.ttl, keys };
+}
+
+export interface ReaperOptions {
+  store: Store;
+  logger: Logger;
+  /** Proposes the revoke of one lease; resolves when applied. */
+  revoke(id: LeaseId): Promise<void>;
+  /** How often to look. Default 500 ms (etcd checks every 500 ms too). */
+  intervalMs?: number;
+  /** Revokes proposed per look, at most (etcd limits to 1000 per second). Default 500. */
+  maxPerRound?: number;
+}
+
+/** The leader's expiry loop. `start` on becoming leader, `stop` on losing leadership. */
+export class LeaseReaper {
+  private timer: NodeJS.Timeout | undefined;
+  /** Revokes proposed and not yet answered: never proposed twice at once. */
+  private readonly inFlight = new Set<number>();
+
+  constructor(private readonly o: ReaperOptions) {}
+
+  get running(): boolean {
+    return this.timer !== undefined;
+  }
+
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => this.round(), this.o.intervalMs ?? 500);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One look: propose revokes for the leases whose TTL ran out. */
+  round(): void {
+    const max = this.o.maxPerRound ?? 500;
+    const expired = this.o.store.expiredLeases().filter((id) => !this.inFlight.has(id));
+    for (const id of expired.slice(0, max)) {
+      this.inFlight.add(id);
+      this.o
+        .revoke(id)
+        .then(() => this.o.logger.debug({ lease: String(id) }, 'lease expired and revoked'))
+        .catch((e: unknown) => {
+          if (!isEtceteraError(e, 'ERR_LEASE_NOT_FOUND'))
+            this.o.logger.warn({ lease: String(id), err: String(e) }, 'lease revoke failed');
+        })
+        .finally(() => this.inFlight.delete(id));
+    }
+  }
+}
+
+/** A lease ID chosen by the member for a grant with ID 0: random, positive, below 2^52. */
+export function newLeaseId(random: () => number = Math.random): LeaseId {
+  for (;;) {
+    const id = Math.floor(random() * 2 ** 52);
+    if (id > 0) return id as LeaseId;
+  }
+}
+
+export function notLeader(): EtceteraError {
+  return new EtceteraError('ERR_NO_LEADER', { detail: 'lease request reached a non-leader' });
+}

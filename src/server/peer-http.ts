@@ -1,0 +1,144 @@
+/**
+ * The peer listener (--listen-peer-urls): what members ask of each other.
+ *
+ *   upgrade /raft                    the Raft transport's websocket streams
+ *   GET  /members                    the registry (a joining member learns its ID and peers)
+ *   POST /leases/keepalive {id}      a follower forwards a keepalive to the leader
+ *   POST /leases/timetolive {id, keys}
+ *   GET  /version
+ *
+ * Lease requests must reach the leader: a member that is not the leader answers 409, and
+ * the forwarding member looks up the new leader and tries again. Bodies are small JSON; IDs
+ * travel as decimal strings.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RaftTransport } from '../raft/driver/transport.js';
+import type { LeaseId } from '../store/types.js';
+import type { LeaseTtl } from './leases.js';
+import type { ClusterRecord } from './registry.js';
+
+export interface PeerHandlers {
+  cluster(): ClusterRecord;
+  /** Undefined when this member is not the leader. */
+  keepAlive(id: LeaseId): Promise<number> | undefined;
+  timeToLive(id: LeaseId, keys: boolean): Promise<LeaseTtl> | undefined;
+  version(): Record<string, string>;
+}
+
+const MAX_BODY = 64 * 1024;
+
+export function createPeerServer(transport: RaftTransport, h: PeerHandlers): Server {
+  const server = createServer((req, res) => {
+    void handle(req, res, h).catch((e: unknown) => reply(res, 500, { error: String(e) }));
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if (!transport.handleUpgrade(req, socket, head)) socket.destroy();
+  });
+  return server;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, h: PeerHandlers): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://x').pathname;
+  if (req.method === 'GET' && path === '/members') return reply(res, 200, h.cluster());
+  if (req.method === 'GET' && path === '/version') return reply(res, 200, h.version());
+  if (req.method === 'POST' && (path === '/leases/keepalive' || path === '/leases/timetolive')) {
+    const body = (await readJson(req)) as { id?: unknown; keys?: unknown } | undefined;
+    const id = Number(body?.id);
+    if (!Number.isSafeInteger(id) || id < 0) return reply(res, 400, { error: 'bad lease id' });
+    if (path === '/leases/keepalive') {
+      const ttl = await h.keepAlive(id as LeaseId);
+      return ttl === undefined
+        ? reply(res, 409, { error: 'not leader' })
+        : reply(res, 200, { ttl });
+    }
+    const t = await h.timeToLive(id as LeaseId, body?.keys === true);
+    if (t === undefined) return reply(res, 409, { error: 'not leader' });
+    const keys = t.keys.map((k) => Buffer.from(k).toString('base64'));
+    return reply(res, 200, { ttl: t.ttl, grantedTtl: t.grantedTtl, keys });
+  }
+  reply(res, 404, { error: 'not found' });
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) return undefined;
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Listens on a URL's host and port (port 0: any free port); resolves with the bound address. */
+export function listen(server: Server, url: URL): Promise<AddressInfo> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = url.port === '' ? 80 : Number(url.port);
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) => reject(e);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+// --- the asking side ---
+
+const PEER_TIMEOUT_MS = 2000;
+
+/** GET a peer's /members; undefined when it does not answer. */
+export async function fetchCluster(peerUrl: string): Promise<ClusterRecord | undefined> {
+  try {
+    const res = await fetch(new URL('/members', peerUrl), {
+      signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
+    });
+    if (!res.ok) return undefined;
+    return (await res.json()) as ClusterRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** POSTs a lease request to a peer; `undefined` when it is not the leader or unreachable. */
+export async function forwardLease(
+  peerUrl: string,
+  path: '/leases/keepalive' | '/leases/timetolive',
+  body: { id: string; keys?: boolean },
+  timeoutMs: number,
+): Promise<Record<string, unknown> | undefined> {
+  try {
+    const res = await fetch(new URL(path, peerUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(Math.min(timeoutMs, PEER_TIMEOUT_MS)),
+    });
+    if (!res.ok) return undefined;
+    return (await res.json()) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
