@@ -163,7 +163,9 @@ export class Applier {
     let wanted = shape.needsAll || shape.limit === 0 ? keys : keys.slice(0, shape.limit + 1);
     if (shape.reverseKeys)
       wanted = shape.limit === 0 ? [...keys].reverse() : keys.slice(-(shape.limit + 1)).reverse();
-    const values = r.keysOnly ? new Map<string, Uint8Array>() : await readValues(this.s, wanted);
+    // keys_only drops values after sorting: a sort by value still needs them.
+    const skipValues = r.keysOnly && shape.target !== 'VALUE';
+    const values = skipValues ? new Map<string, Uint8Array>() : await readValues(this.s, wanted);
     const kvs = wanted.map((k) => toKv(k, this.s.index.get(k)!, values.get(k)));
     return { revision: txn.revision, count: keys.length, ...shapeKvs(kvs, r, shape) };
   }
