@@ -1,0 +1,394 @@
+/**
+ * The client CLI, for people without etcdctl: `etcetera get|put|del|txn|watch|lease|compact|
+ * member list|endpoint status|endpoint health`, over the JSON API, with etcdctl's flags
+ * that matter and its simple, json and table output (src/client/etcdctl-output.ts).
+ *
+ * Exit codes as etcdctl's: 0 ok, 1 the server refused, 2 no server answered, 128 bad usage.
+ */
+import { Client, ClientError } from '../client/index.js';
+import {
+  formatDelete,
+  formatGet,
+  formatLeaseGrant,
+  formatLeases,
+  formatMembers,
+  formatPut,
+  formatStatus,
+  formatTimeToLive,
+  formatTxn,
+  formatWatch,
+  leaseHex,
+  OutputFormat,
+  stringify,
+} from '../client/etcdctl-output.js';
+import {
+  flagBool,
+  flagInt,
+  type ParsedArgs,
+  parseFlags,
+  parseTxn,
+  usageError,
+} from '../client/etcdctl-txn.js';
+import type { RangeOptions, SortOrder, SortTarget } from '../client/types.js';
+
+export interface ClientIo {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  /** The whole of stdin (txn, put without a value). */
+  readStdin: () => Promise<string>;
+  /** Ends long-running commands (watch, lease keep-alive). Default: SIGINT. */
+  signal?: AbortSignal;
+}
+
+const EXIT = { ok: 0, error: 1, badConnection: 2, badArgs: 128 } as const;
+
+interface Ctx {
+  client: Client;
+  args: ParsedArgs;
+  format: OutputFormat;
+  endpoints: string[];
+  io: ClientIo;
+  print: (lines: string[]) => void;
+}
+
+type Command = (ctx: Ctx) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  get: cmdGet,
+  put: cmdPut,
+  del: cmdDel,
+  txn: cmdTxn,
+  watch: cmdWatch,
+  compact: cmdCompact,
+  lease: cmdLease,
+  member: cmdMember,
+  endpoint: cmdEndpoint,
+};
+
+export const CLIENT_COMMANDS = Object.keys(COMMANDS);
+
+export async function runClientCommand(
+  argv: string[],
+  io: ClientIo = processIo(),
+): Promise<number> {
+  let args: ParsedArgs;
+  try {
+    args = parseFlags(argv);
+  } catch (e) {
+    io.stderr(`Error: ${(e as Error).message}\n`);
+    return EXIT.badArgs;
+  }
+  const [name, ...rest] = args.positionals;
+  const command = name === undefined ? undefined : COMMANDS[name];
+  if (command === undefined) {
+    io.stderr(
+      `Error: unknown command ${JSON.stringify(name ?? '')}; one of ${CLIENT_COMMANDS.join(', ')}\n`,
+    );
+    return EXIT.badArgs;
+  }
+  const format = (args.flags.get('write-out') ?? args.flags.get('w') ?? 'simple') as OutputFormat;
+  if (!(format in OutputFormat)) {
+    io.stderr(`Error: unsupported output format ${format}\n`);
+    return EXIT.badArgs;
+  }
+  const endpoints = (
+    args.flags.get('endpoints') ??
+    process.env.ETCETERA_ENDPOINTS ??
+    process.env.ETCDCTL_ENDPOINTS ??
+    '127.0.0.1:2379'
+  ).split(',');
+  const client = new Client({ endpoints, timeoutMs: 10_000 });
+  const print = (lines: string[]) => {
+    if (lines.length > 0) io.stdout(`${lines.join('\n')}\n`);
+  };
+  try {
+    return await command({
+      client,
+      args: { ...args, positionals: rest },
+      format,
+      endpoints,
+      io,
+      print,
+    });
+  } catch (e) {
+    io.stderr(`Error: ${e instanceof Error ? e.message : String(e)}\n`);
+    if (e instanceof ClientError && e.httpStatus === 0)
+      return e.grpcCode === 3 ? EXIT.badArgs : EXIT.badConnection;
+    return EXIT.error;
+  } finally {
+    client.close();
+  }
+}
+
+function processIo(): ClientIo {
+  return {
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of process.stdin) chunks.push(c as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+}
+
+// --- kv -------------------------------------------------------------------------------------
+
+function keyArgs(ctx: Ctx, command: string): { key: string; rangeEnd: string | undefined } {
+  const [key, rangeEnd, extra] = ctx.args.positionals;
+  if (key === undefined || extra !== undefined) {
+    throw usageError(
+      `${command} command needs one argument as key and an optional argument as range_end`,
+    );
+  }
+  return { key, rangeEnd };
+}
+
+const SORT_TARGETS: Record<string, SortTarget> = {
+  KEY: 'KEY',
+  VERSION: 'VERSION',
+  CREATE: 'CREATE',
+  MODIFY: 'MOD',
+  VALUE: 'VALUE',
+};
+
+function rangeOptions(ctx: Ctx, rangeEnd: string | undefined): RangeOptions {
+  const a = ctx.args;
+  const sortBy = a.flags.get('sort-by')?.toUpperCase();
+  const order = a.flags.get('order')?.toUpperCase();
+  if (sortBy !== undefined && !(sortBy in SORT_TARGETS))
+    throw usageError(`bad sort target ${sortBy}`);
+  if (order !== undefined && order !== 'ASCEND' && order !== 'DESCEND')
+    throw usageError(`bad sort order ${order}`);
+  const consistency = a.flags.get('consistency') ?? 'l';
+  if (consistency !== 'l' && consistency !== 's')
+    throw usageError(`unknown consistency flag ${consistency}`);
+  return {
+    rangeEnd,
+    prefix: flagBool(a, 'prefix') || undefined,
+    fromKey: flagBool(a, 'from-key') || undefined,
+    limit: flagInt(a, 'limit'),
+    revision: flagInt(a, 'rev'),
+    keysOnly: flagBool(a, 'keys-only') || undefined,
+    countOnly: flagBool(a, 'count-only') || undefined,
+    serializable: consistency === 's' || undefined,
+    sortTarget: sortBy === undefined ? undefined : SORT_TARGETS[sortBy],
+    sortOrder: (order as SortOrder | undefined) ?? (sortBy === undefined ? undefined : 'ASCEND'),
+  };
+}
+
+async function cmdGet(ctx: Ctx): Promise<number> {
+  const { key, rangeEnd } = keyArgs(ctx, 'get');
+  const r = await ctx.client.get(key, rangeOptions(ctx, rangeEnd));
+  if (flagBool(ctx.args, 'count-only') && ctx.format === 'simple') ctx.print([String(r.count)]);
+  else ctx.print(formatGet(r, ctx.format, flagBool(ctx.args, 'print-value-only')));
+  return EXIT.ok;
+}
+
+async function cmdPut(ctx: Ctx): Promise<number> {
+  const [key, given, extra] = ctx.args.positionals;
+  if (key === undefined || extra !== undefined)
+    throw usageError('put command needs 1 argument and input from stdin or 2 arguments');
+  const value = given ?? (await ctx.io.readStdin()).replace(/\r?\n$/, '');
+  const lease = ctx.args.flags.get('lease');
+  const r = await ctx.client.put(key, value, {
+    lease: lease === undefined ? undefined : BigInt(`0x${lease}`),
+    prevKv: flagBool(ctx.args, 'prev-kv') || undefined,
+    ignoreValue: flagBool(ctx.args, 'ignore-value') || undefined,
+    ignoreLease: flagBool(ctx.args, 'ignore-lease') || undefined,
+  });
+  ctx.print(formatPut(r, ctx.format));
+  return EXIT.ok;
+}
+
+async function cmdDel(ctx: Ctx): Promise<number> {
+  const { key, rangeEnd } = keyArgs(ctx, 'del');
+  const r = await ctx.client.delete(key, {
+    rangeEnd,
+    prefix: flagBool(ctx.args, 'prefix') || undefined,
+    fromKey: flagBool(ctx.args, 'from-key') || undefined,
+    prevKv: flagBool(ctx.args, 'prev-kv') || undefined,
+  });
+  ctx.print(formatDelete(r, ctx.format));
+  return EXIT.ok;
+}
+
+async function cmdTxn(ctx: Ctx): Promise<number> {
+  const request = parseTxn(await ctx.io.readStdin());
+  ctx.print(formatTxn(await ctx.client.txn(request), ctx.format));
+  return EXIT.ok;
+}
+
+async function cmdCompact(ctx: Ctx): Promise<number> {
+  const rev = Number(ctx.args.positionals[0]);
+  if (!Number.isSafeInteger(rev)) throw usageError('compact command needs 1 argument (a revision)');
+  const header = await ctx.client.compact(rev, { physical: flagBool(ctx.args, 'physical') });
+  ctx.print(
+    ctx.format === 'json'
+      ? [stringify({ header: { revision: header.revision } })]
+      : [`compacted revision ${rev}`],
+  );
+  return EXIT.ok;
+}
+
+// --- watch ----------------------------------------------------------------------------------
+
+async function cmdWatch(ctx: Ctx): Promise<number> {
+  const { key, rangeEnd } = keyArgs(ctx, 'watch');
+  const withPrev = flagBool(ctx.args, 'prev-kv');
+  const signal = ctx.io.signal ?? sigint();
+  return new Promise<number>((resolve) => {
+    const watch = ctx.client.watch(
+      key,
+      {
+        rangeEnd,
+        prefix: flagBool(ctx.args, 'prefix') || undefined,
+        startRevision: flagInt(ctx.args, 'rev'),
+        prevKv: withPrev || undefined,
+        progressNotify: flagBool(ctx.args, 'progress-notify') || undefined,
+      },
+      (batch) => ctx.print(formatWatch(batch, ctx.format, withPrev)),
+      {
+        onError: (err) => {
+          ctx.io.stderr(`Error: ${err.message}\n`);
+          resolve(EXIT.error);
+        },
+      },
+    );
+    const stop = () => void watch.close().then(() => resolve(EXIT.ok));
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+  });
+}
+
+function sigint(): AbortSignal {
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  return ac.signal;
+}
+
+// --- lease ----------------------------------------------------------------------------------
+
+function leaseArg(ctx: Ctx, sub: string): bigint {
+  const id = ctx.args.positionals[1];
+  if (id === undefined || !/^[0-9a-fA-F]+$/.test(id))
+    throw usageError(`lease ${sub} command needs a lease ID (hex)`);
+  return BigInt(`0x${id}`);
+}
+
+async function cmdLease(ctx: Ctx): Promise<number> {
+  const sub = ctx.args.positionals[0];
+  const c = ctx.client;
+  switch (sub) {
+    case 'grant': {
+      const ttl = Number(ctx.args.positionals[1]);
+      if (!Number.isSafeInteger(ttl)) throw usageError('lease grant command needs TTL argument');
+      const r = await c.leaseGrant(ttl);
+      ctx.print(formatLeaseGrant(r, ctx.format));
+      return EXIT.ok;
+    }
+    case 'revoke': {
+      const id = leaseArg(ctx, sub);
+      try {
+        await c.leaseRevoke(id);
+      } catch (e) {
+        throw new Error(`failed to revoke lease (${(e as Error).message})`);
+      }
+      ctx.print([`lease ${leaseHex(id.toString())} revoked`]);
+      return EXIT.ok;
+    }
+    case 'timetolive': {
+      const keys = flagBool(ctx.args, 'keys');
+      ctx.print(
+        formatTimeToLive(await c.leaseTimeToLive(leaseArg(ctx, sub), { keys }), ctx.format, keys),
+      );
+      return EXIT.ok;
+    }
+    case 'list': {
+      const r = await c.leases();
+      ctx.print(formatLeases(r.header, r.leases, ctx.format));
+      return EXIT.ok;
+    }
+    case 'keep-alive':
+      return keepAlive(ctx, leaseArg(ctx, sub));
+    default:
+      throw usageError('lease command needs grant, revoke, timetolive, list or keep-alive');
+  }
+}
+
+async function keepAlive(ctx: Ctx, id: bigint): Promise<number> {
+  const hex = leaseHex(id.toString());
+  const line = (ttl: number) => `lease ${hex} keepalived with TTL(${ttl})`;
+  if (flagBool(ctx.args, 'once')) {
+    const r = await ctx.client.leaseKeepAliveOnce(id);
+    if (r.ttl <= 0) throw new Error(`lease ${hex} expired or revoked.`);
+    ctx.print([line(r.ttl)]);
+    return EXIT.ok;
+  }
+  const signal = ctx.io.signal ?? sigint();
+  return new Promise<number>((resolve) => {
+    const keeper = ctx.client.leaseKeepAlive(id, {
+      onRenew: (r) => ctx.print([line(r.ttl)]),
+      onLost: () => {
+        ctx.print([`lease ${hex} expired or revoked.`]);
+        resolve(EXIT.ok);
+      },
+    });
+    const stop = () => {
+      keeper.stop();
+      resolve(EXIT.ok);
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+  });
+}
+
+// --- cluster --------------------------------------------------------------------------------
+
+async function cmdMember(ctx: Ctx): Promise<number> {
+  if (ctx.args.positionals[0] !== 'list') throw usageError('member command supports: list');
+  const r = await ctx.client.memberList();
+  ctx.print(formatMembers(r.header, r.members, ctx.format));
+  return EXIT.ok;
+}
+
+async function cmdEndpoint(ctx: Ctx): Promise<number> {
+  const sub = ctx.args.positionals[0];
+  if (sub === 'status') {
+    const all = [];
+    for (const endpoint of ctx.endpoints) {
+      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000 });
+      try {
+        all.push({ endpoint, status: await one.status() });
+      } finally {
+        one.close();
+      }
+    }
+    ctx.print(formatStatus(all, ctx.format));
+    return EXIT.ok;
+  }
+  if (sub === 'health') {
+    let code: number = EXIT.ok;
+    for (const endpoint of ctx.endpoints) {
+      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000 });
+      const started = Date.now();
+      try {
+        const h = await one.health();
+        const took = `${Date.now() - started}ms`;
+        if (h.health)
+          ctx.print([`${endpoint} is healthy: successfully committed proposal: took = ${took}`]);
+        else {
+          ctx.io.stderr(`${endpoint} is unhealthy: ${h.reason}\n`);
+          code = EXIT.error;
+        }
+      } catch (e) {
+        ctx.io.stderr(`${endpoint} is unhealthy: ${(e as Error).message}\n`);
+        code = EXIT.error;
+      } finally {
+        one.close();
+      }
+    }
+    return code;
+  }
+  throw usageError('endpoint command supports: status, health');
+}
