@@ -47,7 +47,17 @@ const tagToType = new Map<number, MessageType>(
 
 const EntryTag = { [EntryType.Normal]: 0, [EntryType.ConfChange]: 1 } as const;
 
-export function encodeMessage(m: Message, w = new Writer()): Writer {
+/** An upper-bound guess of a message's encoded size, to size buffers once. */
+export function estimateSize(m: Message): number {
+  let n = 48;
+  if (m.type === 'app' || m.type === 'prop') for (const e of m.entries) n += e.data.length + 24;
+  else if (m.type === 'snap')
+    n += m.snapshot.data.length + 16 * m.snapshot.metadata.confState.voters.length;
+  else if ('context' in m) n += m.context.length;
+  return n;
+}
+
+export function encodeMessage(m: Message, w = new Writer(estimateSize(m))): Writer {
   w.u8(MessageTag[m.type]).uvarint(m.from).uvarint(m.to).uvarint(m.term);
   encodeBody(m, w);
   return w;

@@ -1,28 +1,30 @@
 /**
  * RaftDriver: the imperative shell around the pure core (the "Node" of STYLE 1). It owns
- * the tick timer, the Ready loop, persistence and the hand-off to transport and
- * application; the core owns every Raft decision.
+ * the tick timer, the Ready loop, persistence and the hand-off to transport and the apply
+ * stage (./applier.ts); the core owns every Raft decision.
  *
  * The loop (one at a time; see the contract on `Ready` in ../types.ts):
  *   1. issue the read barriers requested since the last turn (one core readIndex call);
  *   2. rd = core.ready();
  *   3. send rd.messages at once (a leader's appends go out while it writes its own copy);
- *   4. persist snapshot + entries + hard state in ONE LevelDB batch, fsynced when needed;
- *   5. send rd.messagesAfterPersist (votes and acks: only now are they true);
- *   6. install rd.snapshot into the application, apply rd.committedEntries in order
- *      (awaiting the application), settle proposals and read barriers;
- *   7. core.advance(); maybe snapshot + compact; repeat while the core has work.
+ *   4. queue rd.committedEntries for the apply stage (already durable: they apply while
+ *      this Ready is written);
+ *   5. persist snapshot + entries + hard state in ONE LevelDB batch, fsynced when needed;
+ *   6. send rd.messagesAfterPersist (votes and acks: only now are they true);
+ *   7. core.advance(); repeat while the core has work.
+ * A Ready carrying a snapshot from the leader takes the slow path: wait for the apply
+ * stage to drain, persist, then queue the restore and the entries after it.
+ *
  * Ticks, inbound messages and proposals enter the core at any time, also while the loop
- * awaits disk or the application; they surface in the next Ready. So proposals batch
- * naturally: everything proposed during one fsync is written by the next.
+ * awaits the disk; they surface in the next Ready. So proposals batch naturally: all that
+ * arrive during one fsync are written by the next.
  */
 import { EventEmitter } from 'node:events';
 import { EtceteraError } from '../../errors.js';
-import { applyConfChange, decodeConfChange, encodeConfChange } from '../confchange.js';
+import { encodeConfChange } from '../confchange.js';
 import { createRawNode } from '../raw-node.js';
 import {
   type ConfChange,
-  type ConfState,
   type Entry,
   EntryType,
   LogIndex,
@@ -35,13 +37,16 @@ import {
   type SnapshotStatus,
   Term,
 } from '../types.js';
-import { bytesEqual } from '../util.js';
+import { Applier, stoppedError } from './applier.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
-import { newToken, sameToken, unwrap, wrap } from './envelope.js';
+import { newToken, open, wrap } from './envelope.js';
 import { type Committed, PendingProposals, ReadBarriers } from './pending.js';
-import type { AppliedEntry, DriverStatus, LeaderChange, RaftDriverOptions } from './types.js';
+import type { DriverStatus, LeaderChange, RaftDriverOptions } from './types.js';
 
 type Events = { leaderChange: [LeaderChange]; error: [Error] };
+
+/** Queued-but-unapplied entries above which the loop waits for the application. */
+const MAX_APPLY_BACKLOG = 16_384;
 
 export class RaftDriver extends EventEmitter<Events> {
   private readonly o: RaftDriverOptions;
@@ -51,6 +56,7 @@ export class RaftDriver extends EventEmitter<Events> {
   private readonly token = newToken();
   private readonly proposals: PendingProposals;
   private readonly reads: ReadBarriers;
+  private applier: Applier | undefined;
   private core: RawNode | undefined;
   private ticker: TimerHandle | undefined;
   private seq = 0;
@@ -62,12 +68,6 @@ export class RaftDriver extends EventEmitter<Events> {
   private role: Role = Role.Follower;
   private term = Term(0);
   private commit = LogIndex(0);
-  private applied = LogIndex(0);
-  /** The application has applied up to here already (restart): do not hand it again. */
-  private appApplied: LogIndex;
-  private confState: ConfState = { voters: [], learners: [] };
-  private snapshotIndex = LogIndex(0);
-  private pendingConf: { data: Uint8Array; waiter: (c: Committed) => void }[] = [];
 
   constructor(options: RaftDriverOptions) {
     super();
@@ -75,7 +75,6 @@ export class RaftDriver extends EventEmitter<Events> {
     this.clock = options.clock ?? systemClock;
     this.heartbeatMs = options.heartbeatMs ?? 100;
     this.timeoutMs = options.requestTimeoutMs ?? 7000;
-    this.appApplied = options.appliedIndex ?? LogIndex(0);
     this.proposals = new PendingProposals(this.clock, this.timeoutMs);
     this.reads = new ReadBarriers(this.clock, this.timeoutMs, this.token);
   }
@@ -84,17 +83,33 @@ export class RaftDriver extends EventEmitter<Events> {
   async start(): Promise<void> {
     if (this.core !== undefined) throw new Error('RaftDriver already started');
     const { storage, app } = this.o;
-    const snap = storage.snapshot();
-    this.snapshotIndex = snap.metadata.index;
-    this.confState = storage.initialState().confState;
-    if (this.appApplied < snap.metadata.index) {
-      await app.restore?.(snap);
-      this.appApplied = snap.metadata.index;
+    const snapshot = storage.snapshot();
+    const { hardState, confState } = storage.initialState();
+    let appApplied = this.o.appliedIndex ?? LogIndex(0);
+    if (appApplied < snapshot.metadata.index) {
+      await app.restore?.(snapshot);
+      appApplied = snapshot.metadata.index;
     }
-    this.applied = snap.metadata.index;
-    const hs = storage.initialState().hardState;
-    this.term = hs.term;
-    this.commit = hs.commit;
+    this.applier = new Applier(
+      {
+        selfId: this.o.id,
+        app,
+        storage,
+        transport: this.o.transport,
+        token: this.token,
+        proposals: this.proposals,
+        reads: this.reads,
+        snapshotEntries: this.o.snapshotEntries ?? 10_000,
+        catchUpEntries: this.o.snapshotCatchUpEntries ?? 5_000,
+        onFatal: (e) => this.fail(e),
+      },
+      { snapshot, confState, appApplied },
+    );
+    this.term = hardState.term;
+    this.commit = hardState.commit;
+    // The core starts at the snapshot (its default `applied`) and hands out every committed
+    // entry after it again, so conf changes replay inside Raft; the applier skips what the
+    // application already has.
     const electionTick = Math.max(2, Math.round((this.o.electionMs ?? 1000) / this.heartbeatMs));
     this.core = (this.o.createRawNode ?? createRawNode)({
       ...this.o.raft,
@@ -105,7 +120,7 @@ export class RaftDriver extends EventEmitter<Events> {
       random: this.o.random ?? Math.random,
     });
     this.ticker = this.clock.setInterval(() => this.tick(), this.heartbeatMs);
-    const { voters } = this.confState;
+    const { voters } = confState;
     if (voters.length === 1 && voters[0] === this.o.id) this.core.campaign();
     this.kick();
   }
@@ -116,16 +131,11 @@ export class RaftDriver extends EventEmitter<Events> {
    * (overwritten), ERR_TIMEOUT (outcome unknown) or ERR_CLOSED.
    */
   propose(command: Uint8Array): Promise<Committed> {
-    let core: RawNode;
-    try {
-      core = this.live();
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    if (this.stopped || this.core === undefined) return Promise.reject(stoppedError(this.failure));
     const seq = ++this.seq;
     const done = this.proposals.add(seq);
     try {
-      core.propose(wrap(this.token, seq, command));
+      this.core.propose(wrap(this.token, seq, command));
     } catch (e) {
       this.proposals.fail(seq, e);
     }
@@ -136,7 +146,7 @@ export class RaftDriver extends EventEmitter<Events> {
   /** A linearizable read barrier: resolves once this member has applied the read index. */
   async readIndex(): Promise<LogIndex> {
     this.live();
-    if (this.leader === NONE) return Promise.reject(new EtceteraError('ERR_NO_LEADER'));
+    if (this.leader === NONE) throw new EtceteraError('ERR_NO_LEADER');
     const p = this.reads.request();
     this.kick();
     return p;
@@ -144,24 +154,19 @@ export class RaftDriver extends EventEmitter<Events> {
 
   /** Proposes a membership change; resolves when it is applied here. */
   async proposeConfChange(change: ConfChange): Promise<Committed> {
-    const core = this.live();
-    core.proposeConfChange(change);
+    this.live().proposeConfChange(change);
     this.kick();
     // The core encodes the change itself; the same encoding recognises it when applied.
     const data = encodeConfChange(change);
     return new Promise<Committed>((resolve, reject) => {
+      const cancel = this.applier!.awaitConfChange(data, (c) => {
+        timer.cancel();
+        resolve(c);
+      });
       const timer = this.clock.setTimeout(() => {
-        this.pendingConf = this.pendingConf.filter((p) => p !== entry);
+        cancel();
         reject(new EtceteraError('ERR_TIMEOUT', { detail: 'conf change not applied in time' }));
       }, this.timeoutMs);
-      const entry = {
-        data,
-        waiter: (c: Committed) => {
-          timer.cancel();
-          resolve(c);
-        },
-      };
-      this.pendingConf.push(entry);
     });
   }
 
@@ -217,20 +222,21 @@ export class RaftDriver extends EventEmitter<Events> {
       role: this.role,
       term: this.term,
       commit: this.commit,
-      applied: this.applied,
+      applied: this.applier?.applied ?? LogIndex(0),
       lastIndex: this.o.storage.lastIndex(),
-      snapshotIndex: this.snapshotIndex,
+      snapshotIndex: this.applier?.snapshotIndex ?? LogIndex(0),
       stopped: this.stopped,
     };
   }
 
-  /** Stops ticking, lets the current Ready finish, and fails every waiting request. */
+  /** Stops ticking, lets the current Ready and queued applies finish, fails every waiter. */
   async stop(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped && this.loop === undefined) return;
     this.stopped = true;
     this.ticker?.cancel();
     await this.loop;
-    const err = this.failure ?? new EtceteraError('ERR_CLOSED');
+    await this.applier?.idle();
+    const err = this.failure ?? stoppedError(undefined);
     this.proposals.failAll(err);
     this.reads.failAll(err);
   }
@@ -240,6 +246,7 @@ export class RaftDriver extends EventEmitter<Events> {
   private tick(): void {
     if (this.stopped || this.core === undefined) return;
     this.core.tick();
+    this.proposals.sweep();
     this.kick();
   }
 
@@ -248,25 +255,24 @@ export class RaftDriver extends EventEmitter<Events> {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.loop === undefined && !this.stopped) {
-        this.loop = this.run().finally(() => {
-          this.loop = undefined;
-          // Work that arrived after the loop's last look (from a microtask) needs a new turn.
-          if (this.core?.hasReady() || this.reads.hasOpen) this.kick();
-        });
-      }
+      if (this.loop !== undefined || this.stopped) return;
+      this.loop = this.run().finally(() => {
+        this.loop = undefined;
+        // Work that arrived after the loop's last look (from a microtask) needs a new turn.
+        if (this.core?.hasReady() || this.reads.hasOpen) this.kick();
+      });
     });
   }
 
   private async run(): Promise<void> {
     const core = this.core!;
+    const applier = this.applier!;
     try {
       this.issueReads(core);
       while (!this.stopped && core.hasReady()) {
-        const rd = core.ready();
-        await this.handleReady(rd);
+        await this.handleReady(core.ready(), applier);
         core.advance();
-        await this.maybeSnapshot();
+        if (applier.backlog > MAX_APPLY_BACKLOG) await applier.idle();
         this.issueReads(core);
       }
     } catch (e) {
@@ -284,8 +290,8 @@ export class RaftDriver extends EventEmitter<Events> {
     }
   }
 
-  private async handleReady(rd: Ready): Promise<void> {
-    const { storage, transport, app } = this.o;
+  private async handleReady(rd: Ready, applier: Applier): Promise<void> {
+    const { storage, transport } = this.o;
     if (rd.hardState !== undefined) {
       this.commit = rd.hardState.commit;
       this.term = rd.hardState.term;
@@ -293,21 +299,19 @@ export class RaftDriver extends EventEmitter<Events> {
     if (rd.softState !== undefined) this.noteSoftState(rd.softState.leader, rd.softState.role);
     if (rd.messages.length > 0) transport.send(rd.messages);
     this.noteOwnAppends(rd.entries);
-    if (rd.entries.length > 0 || rd.hardState !== undefined || rd.snapshot !== undefined) {
+    const mustWrite = rd.entries.length > 0 || rd.hardState !== undefined;
+    if (rd.snapshot !== undefined) {
+      await applier.idle();
       await storage.persist(rd);
+      applier.enqueueSnapshot(rd.snapshot);
+      applier.enqueue(rd.committedEntries);
+    } else {
+      applier.enqueue(rd.committedEntries);
+      if (mustWrite) await storage.persist(rd);
     }
     if (rd.messagesAfterPersist.length > 0) transport.send(rd.messagesAfterPersist);
-    if (rd.snapshot !== undefined) {
-      const meta = rd.snapshot.metadata;
-      await app.restore?.(rd.snapshot);
-      this.applied = meta.index;
-      this.appApplied = LogIndex(Math.max(this.appApplied, meta.index));
-      this.snapshotIndex = meta.index;
-      this.confState = meta.confState;
-    }
-    if (rd.committedEntries.length > 0) await this.applyEntries(rd.committedEntries);
     for (const rs of rd.readStates) this.reads.answered(rs.context, rs.index);
-    this.reads.applied(this.applied);
+    if (rd.readStates.length > 0) this.reads.applied(applier.applied);
   }
 
   private noteSoftState(leader: NodeId, role: Role): void {
@@ -322,69 +326,9 @@ export class RaftDriver extends EventEmitter<Events> {
     if (this.role !== Role.Leader || this.proposals.size === 0) return;
     for (const e of entries) {
       if (e.type !== EntryType.Normal || e.data.length === 0) continue;
-      const env = unwrap(e.data);
-      if (sameToken(env.token, this.token)) this.proposals.noteAppended(env.seq, e.index);
+      const seq = open(e.data, this.token).ownSeq;
+      if (seq >= 0) this.proposals.noteAppended(seq, e.index);
     }
-  }
-
-  private async applyEntries(entries: readonly Entry[]): Promise<void> {
-    const out: AppliedEntry[] = [];
-    const settle: { at: Committed; seq: number | undefined }[] = [];
-    const confDone: { at: Committed; data: Uint8Array }[] = [];
-    for (const e of entries) {
-      const at = { index: e.index, term: e.term };
-      if (e.type === EntryType.ConfChange) {
-        const cc = decodeConfChange(e.data);
-        this.confState = applyConfChange(this.confState, cc);
-        this.updatePeers(cc);
-        confDone.push({ at, data: e.data });
-        if (e.index > this.appApplied)
-          out.push({ ...at, type: e.type, data: cc.context ?? new Uint8Array(0), confChange: cc });
-        continue;
-      }
-      if (e.data.length === 0) {
-        settle.push({ at, seq: undefined });
-        if (e.index > this.appApplied) out.push({ ...at, type: e.type, data: e.data });
-        continue;
-      }
-      const env = unwrap(e.data);
-      settle.push({ at, seq: sameToken(env.token, this.token) ? env.seq : undefined });
-      if (e.index > this.appApplied) out.push({ ...at, type: e.type, data: env.command });
-    }
-    if (out.length > 0) await this.o.app.apply(out);
-    const last = entries[entries.length - 1]!;
-    this.applied = last.index;
-    this.appApplied = LogIndex(Math.max(this.appApplied, last.index));
-    for (const s of settle) this.proposals.applied(s.at, s.seq);
-    for (const c of confDone) this.settleConf(c.at, c.data);
-  }
-
-  private settleConf(at: Committed, data: Uint8Array): void {
-    const i = this.pendingConf.findIndex((p) => bytesEqual(p.data, data));
-    if (i < 0) return;
-    const [p] = this.pendingConf.splice(i, 1);
-    p!.waiter(at);
-  }
-
-  private updatePeers(cc: ConfChange): void {
-    const { transport } = this.o;
-    if (cc.nodeId === this.o.id) return;
-    if (cc.type === 'removeNode') return transport.removePeer?.(cc.nodeId);
-    const url = cc.context === undefined ? '' : new TextDecoder().decode(cc.context);
-    if (/^https?:\/\//.test(url)) transport.setPeer?.(cc.nodeId, url);
-  }
-
-  private async maybeSnapshot(): Promise<void> {
-    const { app, storage } = this.o;
-    const every = this.o.snapshotEntries ?? 10_000;
-    if (app.snapshot === undefined || this.applied - this.snapshotIndex < every) return;
-    const at = this.applied;
-    const data = await app.snapshot();
-    await storage.createSnapshot(at, this.confState, data);
-    this.snapshotIndex = at;
-    const keep = this.o.snapshotCatchUpEntries ?? 5_000;
-    const compactTo = LogIndex(at - keep);
-    if (compactTo >= storage.firstIndex()) await storage.compact(compactTo);
   }
 
   private fail(e: Error): void {
@@ -398,9 +342,7 @@ export class RaftDriver extends EventEmitter<Events> {
   }
 
   private live(): RawNode {
-    if (this.stopped || this.core === undefined) {
-      throw new EtceteraError('ERR_CLOSED', { detail: this.failure?.message ?? 'raft stopped' });
-    }
+    if (this.stopped || this.core === undefined) throw stoppedError(this.failure);
     return this.core;
   }
 }

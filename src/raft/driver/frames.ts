@@ -10,13 +10,15 @@
  * reassembles them and decodes the whole message when the last chunk lands.
  */
 import type { Message } from '../types.js';
-import { decodeMessage, encodeMessage, readMessage } from './codec.js';
+import { decodeMessage, encodeMessage, estimateSize, readMessage } from './codec.js';
 import { Reader, WireError, Writer } from './wire.js';
 
 export const FrameKind = { Batch: 1, SnapChunk: 2 } as const;
 
 export function encodeBatch(messages: readonly Message[]): Uint8Array {
-  const w = new Writer(1024).u8(FrameKind.Batch).uvarint(messages.length);
+  let size = 16;
+  for (const m of messages) size += estimateSize(m);
+  const w = new Writer(size).u8(FrameKind.Batch).uvarint(messages.length);
   for (const m of messages) encodeMessage(m, w);
   return w.finish();
 }

@@ -19,13 +19,23 @@ interface Waiter<T> {
   timer: TimerHandle;
 }
 
+interface ProposalWaiter {
+  resolve(v: Committed): void;
+  reject(e: unknown): void;
+  deadline: number;
+}
+
 /**
- * Proposals by sequence number. Invariant: `byIndex` maps a log index to the seq of the
- * proposal this member saw appended there (as leader). If a different entry is applied at
- * that index, a leader change overwrote the proposal and it will never apply.
+ * Proposals by sequence number. Invariants:
+ *   1. `waiting` is in proposal order, and every proposal has the same timeout, so it is
+ *      also in deadline order: `sweep` stops at the first live one (no timer per
+ *      proposal, which matters at tens of thousands of proposals per second).
+ *   2. `byIndex` maps a log index to the seq of the proposal this member saw appended
+ *      there (as leader). If a different entry is applied at that index, a leader change
+ *      overwrote the proposal and it will never apply.
  */
 export class PendingProposals {
-  private readonly waiting = new Map<number, Waiter<Committed>>();
+  private readonly waiting = new Map<number, ProposalWaiter>();
   private readonly byIndex = new Map<number, number>();
 
   constructor(
@@ -39,12 +49,20 @@ export class PendingProposals {
 
   add(seq: number): Promise<Committed> {
     return new Promise<Committed>((resolve, reject) => {
-      const timer = this.clock.setTimeout(() => {
-        this.waiting.delete(seq);
-        reject(new EtceteraError('ERR_TIMEOUT', { detail: 'proposal not applied in time' }));
-      }, this.timeoutMs);
-      this.waiting.set(seq, { resolve, reject, timer });
+      this.waiting.set(seq, { resolve, reject, deadline: this.clock.now() + this.timeoutMs });
     });
+  }
+
+  /** Fails every proposal whose deadline has passed (invariant 1). */
+  sweep(): void {
+    const now = this.clock.now();
+    for (const [seq, w] of this.waiting) {
+      if (w.deadline > now) return;
+      this.settle(
+        seq,
+        new EtceteraError('ERR_TIMEOUT', { detail: 'proposal not applied in time' }),
+      );
+    }
   }
 
   /** The proposal `seq` was appended to this (leader's) log at `index`. */
@@ -52,14 +70,16 @@ export class PendingProposals {
     if (this.waiting.has(seq)) this.byIndex.set(index, seq);
   }
 
-  /** An entry was applied at `at`; `seq` is set when it is one of this member's. */
-  applied(at: Committed, seq: number | undefined): void {
-    const expected = this.byIndex.get(at.index);
-    if (expected !== undefined) {
-      this.byIndex.delete(at.index);
-      if (expected !== seq) this.settle(expected, new EtceteraError('ERR_LEADER_CHANGED'));
+  /** An entry was applied at `at`; `seq` is >= 0 when it is one of this member's. */
+  applied(at: Committed, seq: number): void {
+    if (this.byIndex.size > 0) {
+      const expected = this.byIndex.get(at.index);
+      if (expected !== undefined) {
+        this.byIndex.delete(at.index);
+        if (expected !== seq) this.settle(expected, new EtceteraError('ERR_LEADER_CHANGED'));
+      }
     }
-    if (seq !== undefined) this.settle(seq, at);
+    if (seq >= 0) this.settle(seq, at);
   }
 
   /** Rejects one proposal (for example one the core refused). */
@@ -76,7 +96,6 @@ export class PendingProposals {
     const w = this.waiting.get(seq);
     if (w === undefined) return;
     this.waiting.delete(seq);
-    w.timer.cancel();
     if (outcome instanceof Error) w.reject(outcome);
     else w.resolve(outcome as Committed);
   }

@@ -18,12 +18,11 @@ const TWO_POW_32 = 2 ** 32;
 
 export class Writer {
   private buf: Uint8Array;
-  private view: DataView;
   private pos = 0;
 
+  /** `initialBytes`: a good estimate avoids regrowth (the buffer doubles when full). */
   constructor(initialBytes = 256) {
-    this.buf = new Uint8Array(initialBytes);
-    this.view = new DataView(this.buf.buffer);
+    this.buf = new Uint8Array(Math.max(16, initialBytes));
   }
 
   get length(): number {
@@ -37,7 +36,6 @@ export class Writer {
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
-    this.view = new DataView(next.buffer);
   }
 
   u8(v: number): this {
@@ -62,8 +60,9 @@ export class Writer {
   u64be(v: number): this {
     if (!Number.isSafeInteger(v) || v < 0) throw new WireError(`not a u64: ${v}`);
     this.ensure(8);
-    this.view.setUint32(this.pos, Math.floor(v / TWO_POW_32));
-    this.view.setUint32(this.pos + 4, v % TWO_POW_32);
+    const view = new DataView(this.buf.buffer, this.buf.byteOffset);
+    view.setUint32(this.pos, Math.floor(v / TWO_POW_32));
+    view.setUint32(this.pos + 4, v % TWO_POW_32);
     this.pos += 8;
     return this;
   }
@@ -100,14 +99,15 @@ export class Writer {
 
 export class Reader {
   private pos = 0;
-  private readonly view: DataView;
   private readonly buf: Uint8Array;
 
   constructor(input: Uint8Array) {
     // A plain Uint8Array view, even over a Node Buffer: Buffer#slice would alias the
     // (possibly pooled) frame buffer, and decoded byte strings must own their memory.
-    this.buf = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-    this.view = new DataView(input.buffer, input.byteOffset, input.byteLength);
+    this.buf =
+      input.constructor === Uint8Array
+        ? input
+        : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
   }
 
   get remaining(): number {
@@ -143,8 +143,9 @@ export class Reader {
 
   u64be(): number {
     this.need(8);
-    const hi = this.view.getUint32(this.pos);
-    const lo = this.view.getUint32(this.pos + 4);
+    const view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+    const hi = view.getUint32(this.pos);
+    const lo = view.getUint32(this.pos + 4);
     this.pos += 8;
     const v = hi * TWO_POW_32 + lo;
     if (!Number.isSafeInteger(v)) throw new WireError('u64 beyond 2^53');

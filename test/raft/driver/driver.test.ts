@@ -123,8 +123,9 @@ t.test('request failures: no leader, dropped, timeout, stopped', async (t) => {
   await t.rejects(lonely.driver.propose(cmd('x')), { code: 'ERR_RAFT_PROPOSAL_DROPPED' });
 
   let release: () => void = () => {};
+  const held = new Promise<void>((r) => (release = r));
   const a = await member(t, ONE, { requestTimeoutMs: 100 }, `${t.testdir()}/slow`);
-  a.app.apply = async () => new Promise<void>((r) => (release = r));
+  a.app.apply = () => held; // the application stalls until released
   await a.driver.start();
   await waitFor(() => a.driver.status().role === 'leader', 'leader');
   const slow = a.driver.propose(cmd('slow'));
