@@ -69,6 +69,20 @@ export const ERRORS = {
   ERR_LEASE_NOT_FOUND: { grpc: GrpcCode.NotFound, message: 'etcdserver: requested lease not found' },
   ERR_LEASE_EXIST: { grpc: GrpcCode.FailedPrecondition, message: 'etcdserver: lease already exists' },
   ERR_LEASE_TTL_TOO_LARGE: { grpc: GrpcCode.OutOfRange, message: 'etcdserver: too large lease TTL' },
+  // --- watch cache (src/watchcache) ---
+  ERR_WATCH_TOO_OLD: {
+    grpc: GrpcCode.OutOfRange,
+    message: 'etcetera: required revision is older than the watch cache window',
+  },
+  ERR_WATCH_RANGE_EMPTY: { grpc: GrpcCode.InvalidArgument, message: 'mvcc: watcher range is empty' },
+  ERR_WATCH_DUPLICATE_ID: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'mvcc: duplicate watch ID provided on the WatchStream',
+  },
+  ERR_CACHE_NOT_FRESH: {
+    grpc: GrpcCode.DeadlineExceeded,
+    message: 'etcetera: the watch cache did not reach the requested revision in time',
+  },
   // --- raft core (src/raft) ---
   ERR_RAFT_COMPACTED: {
     grpc: GrpcCode.OutOfRange,

@@ -1,0 +1,454 @@
+/**
+ * The watcher registry and the dispatcher: the heart of the fan-out.
+ *
+ * Data flow. The store calls `onBatch` synchronously for every revision; the cacher appends the
+ * batch to the window and returns at once (the writer is never delayed). Dispatch runs in later
+ * event-loop turns, in window order, each turn doing at most `maxDeliveriesPerTurn` (watcher,
+ * batch) deliveries and `maxCatchUpEntriesPerTurn` replay steps, so reads, writes and timers
+ * keep being served during a large fan-out.
+ *
+ * Dispatching one entry, in three stages (as Kubernetes' cacher does):
+ * 1. Match: ask the index which synced watchers can contain each event's key (never a scan of
+ *    all watchers) and snapshot that list; a watcher that joins later caught up past it.
+ * 2. Enqueue without blocking: each watcher's encoder frames the events (sharing the encoded
+ *    bytes, see encoders/) and the frames go to the watcher's queue.
+ * 3. Slow watchers: a watcher whose queue is over its soft bound gets a grace period from the
+ *    shared {@link TimeBudget}; still over it when the grace ran out, or over the hard bound, it
+ *    is cancelled with reason SLOW and the revision to resume from. Nothing else waits for it.
+ *
+ * Functions suffixed `Unsafe` run inside a dispatch turn or the store callback and assume the
+ * registry is consistent; they must not await.
+ */
+
+import { EtceteraError } from '../errors.js';
+import { type Bytes, type EventBatch, Revision, type WatchableStore } from '../store/types.js';
+import { CatchUp, type CatchUpHost } from './catch-up.js';
+import { keyString, normalizeRange, prefixEnd, toBytes } from './keys.js';
+import { createMetrics, type WatchMetrics } from './metrics.js';
+import { type ResolvedOptions, resolveOptions, type WatchCacheOptions } from './options.js';
+import {
+  type WatchCallback,
+  WatchIterator,
+  type WatchSubscription,
+  watchCallback,
+} from './in-process.js';
+import { type ListResult, ReadCache } from './read-cache.js';
+import { TimeBudget } from './time-budget.js';
+import {
+  type Cancellation,
+  type FrameEncoder,
+  type WatchOptions,
+  WatcherId,
+  type WindowEntry,
+} from './types.js';
+import { WatchCache } from './watch-cache.js';
+import { type Taken, Watcher, WatcherState } from './watcher.js';
+import { WatcherIndex } from './watcher-index.js';
+
+type AnyWatcher = Watcher<unknown>;
+
+/** One entry being dispatched: the matched watchers and, per watcher, which events. */
+interface Dispatch {
+  readonly entry: WindowEntry;
+  readonly targets: AnyWatcher[];
+  /** Per target, the indices of its events; null (or a null array) means all of them. */
+  readonly candidates: (readonly number[] | null)[] | null;
+  pos: number;
+}
+
+/** Extra settings for one watcher. */
+export interface AddWatcherOptions<F> {
+  /** The id the client knows the watch by (etcd watch_id). Default 0. */
+  watchId?: number;
+  /** Frame to queue before anything else (etcd's "created" response), given the revision. */
+  createdFrame?: (revision: Revision) => F;
+}
+
+export class Cacher implements CatchUpHost {
+  readonly options: ResolvedOptions;
+  readonly cache: WatchCache;
+  readonly readCache: ReadCache;
+  readonly metrics: WatchMetrics;
+  private readonly index = new WatcherIndex<AnyWatcher>();
+  private readonly watchers = new Set<AnyWatcher>();
+  private readonly progressWatchers = new Set<AnyWatcher>();
+  private readonly catchUp: CatchUp;
+  private readonly budget: TimeBudget;
+  /** The next window index to dispatch; entries before it went to every synced watcher. */
+  private dispatchIndex: number;
+  private current: Dispatch | null = null;
+  private _dispatchedRevision: Revision;
+  private turnScheduled = false;
+  private nextId = 1;
+  private closed = false;
+  private readonly unsubscribe: () => void;
+  private readonly unsubscribeReset: () => void;
+  private cancelProgressTimer: () => void = () => {};
+
+  constructor(
+    readonly store: WatchableStore,
+    options: WatchCacheOptions = {},
+  ) {
+    this.options = resolveOptions(options);
+    this.cache = new WatchCache(store, this.options);
+    this.readCache = new ReadCache(store, this.cache);
+    this.metrics = createMetrics(this.options.registry, this.options.metricPrefix);
+    this.catchUp = new CatchUp(this);
+    const o = this.options;
+    this.budget = new TimeBudget(o.clock, o.slowBudgetMaxMs, o.slowBudgetRefillMsPerSecond);
+    this.dispatchIndex = this.cache.ring.endIndex;
+    this._dispatchedRevision = this.cache.revision;
+    this.unsubscribe = store.subscribe((batch) => this.onBatchUnsafe(batch));
+    this.unsubscribeReset = store.onReset((revision) => this.onResetUnsafe(revision));
+    this.armProgressTimer();
+  }
+
+  /** The revision the cache has reached. */
+  get revision(): Revision {
+    return this.cache.revision;
+  }
+
+  /** Every entry up to this revision has been queued for every synced watcher. */
+  get dispatchedRevision(): Revision {
+    return this._dispatchedRevision;
+  }
+
+  /**
+   * Registers a watcher whose frames `encoder` builds. The consumer (a connection, an in-process
+   * reader) sets `onReadable` and takes frames with {@link take}. A start revision below the
+   * compaction point gives a watcher whose only frame (after `createdFrame`) is its
+   * COMPACTED cancellation. Throws ERR_WATCH_RANGE_EMPTY, ERR_INVALID_ARGUMENT, ERR_CLOSED.
+   */
+  addWatcher<F>(
+    opts: WatchOptions,
+    encoder: FrameEncoder<F>,
+    extra: AddWatcherOptions<F> = {},
+  ): Watcher<F> {
+    if (this.closed) throw new EtceteraError('ERR_CLOSED');
+    const start = opts.startRevision ?? 0;
+    if (!Number.isSafeInteger(start) || start < 0) {
+      throw new EtceteraError('ERR_INVALID_ARGUMENT', {
+        detail: 'startRevision must be an integer >= 0',
+      });
+    }
+    const w = this.newWatcher(opts, encoder, extra.watchId ?? 0);
+    if (extra.createdFrame) w.enqueueControl(extra.createdFrame(this.cache.revision));
+    this.watchers.add(w);
+    this.metrics.watchers.inc();
+    if (w.progressNotify) this.progressWatchers.add(w);
+    const compact = this.store.compactRevision;
+    const current = this.cache.revision;
+    if (start > 0 && start < compact) {
+      w.nextRevision = Revision(start);
+      this.finishUnsafe(w, { reason: 'COMPACTED', compactRevision: compact });
+    } else if (start === 0 || start > current) {
+      w.nextRevision = Revision(start === 0 ? current + 1 : start);
+      this.joinSyncedUnsafe(w);
+    } else {
+      w.nextRevision = Revision(start);
+      this.catchUp.add(w);
+      this.scheduleTurn();
+    }
+    return w;
+  }
+
+  /** An in-process watch with a callback (see in-process.ts). */
+  watch(opts: WatchOptions, onResponse: WatchCallback): WatchSubscription {
+    return watchCallback(this, opts, onResponse);
+  }
+
+  /** An in-process watch as an async iterator (see in-process.ts). */
+  watchIterator(opts: WatchOptions): WatchIterator {
+    return new WatchIterator(this, opts);
+  }
+
+  /** Current objects under `prefix`, at the cache's revision or at `revision` in the window. */
+  list(prefix: Bytes | string, revision?: number): Promise<ListResult> {
+    return this.readCache.list(prefix, revision);
+  }
+
+  /** Resolves once the cache has reached `revision` (ERR_CACHE_NOT_FRESH after the timeout). */
+  waitUntilFresh(revision: number, timeoutMs?: number): Promise<void> {
+    return this.cache.waitUntilFresh(revision, timeoutMs);
+  }
+
+  /** Cancels a watcher (default: at the client's request). Idempotent. */
+  cancel(w: Watcher<unknown>, cancellation: Cancellation = { reason: 'CLIENT' }): void {
+    this.finishUnsafe(w, cancellation);
+  }
+
+  /**
+   * Queues a progress notification at the highest revision R such that every event at or below
+   * R is already queued for the watcher (so it always follows them).
+   */
+  requestProgress(w: Watcher<unknown>): void {
+    if (w.done) return;
+    w.enqueueControl(w.encoder.progressFrame(this.coveredRevision(w), w));
+  }
+
+  /** The highest revision through which every event for `w` has been queued. */
+  coveredRevision(w: Watcher<unknown>): Revision {
+    const examined = Math.min(w.nextRevision - 1, this.cache.revision);
+    if (w.state === WatcherState.SYNCED)
+      return Revision(Math.max(examined, this._dispatchedRevision));
+    return Revision(Math.max(0, examined));
+  }
+
+  /** Takes frames from a watcher for its consumer, counting them in the metrics. */
+  take<F>(w: Watcher<F>, maxBytes: number): Taken<F> {
+    const t = w.take(maxBytes);
+    if (t.events > 0) this.metrics.eventsSent.inc(t.events);
+    if (t.bytes > 0) this.metrics.bytesSent.inc(t.bytes);
+    return t;
+  }
+
+  /** Stops everything: every watcher ends with CLOSED; waitUntilFresh callers get ERR_CLOSED. */
+  close(): void {
+    if (this.closed) return;
+    for (const w of [...this.watchers]) {
+      const resumeRevision = Revision(this.coveredRevision(w) + 1);
+      this.finishUnsafe(w, {
+        reason: 'CLOSED',
+        resumeRevision,
+        message: 'etcetera: watch cache closed',
+      });
+    }
+    this.closed = true;
+    this.unsubscribe();
+    this.unsubscribeReset();
+    this.cancelProgressTimer();
+    this.cache.close();
+  }
+
+  /** Counters for tests and diagnostics. */
+  stats() {
+    let queuedBytes = 0;
+    let synced = 0;
+    for (const w of this.watchers) {
+      queuedBytes += w.queuedBytes;
+      if (w.state === WatcherState.SYNCED) synced++;
+    }
+    const ring = this.cache.ring;
+    return {
+      watchers: this.watchers.size,
+      synced,
+      queuedBytes,
+      revision: this.cache.revision,
+      dispatchedRevision: this._dispatchedRevision,
+      windowEntries: ring.length,
+      windowEvents: ring.events,
+      windowBytes: ring.bytes,
+      windowFrom: this.cache.windowFrom(),
+      matchWork: this.index.work,
+      slowBudgetMs: this.budget.available(),
+    };
+  }
+
+  // --- CatchUpHost ----------------------------------------------------------------------
+
+  joinSyncedUnsafe(w: AnyWatcher): void {
+    w.state = WatcherState.SYNCED;
+    w.interval = null;
+    this.index.add(w);
+  }
+
+  finishUnsafe(w: AnyWatcher, cancellation: Cancellation): void {
+    if (w.done) return;
+    if (w.state === WatcherState.SYNCED) this.index.remove(w);
+    this.catchUp.remove(w);
+    w.state = WatcherState.DONE;
+    w.interval = null;
+    this.watchers.delete(w);
+    this.progressWatchers.delete(w);
+    this.metrics.watchers.dec();
+    if (cancellation.reason === 'SLOW') this.metrics.slowCancelled.inc();
+    // Undelivered events are dropped; the resume revision must then point at the first of them.
+    const first = w.dropQueued();
+    let c = cancellation;
+    if ('resumeRevision' in c && first !== undefined && first < c.resumeRevision) {
+      c = { ...c, resumeRevision: first };
+    }
+    w.cancellation = c;
+    w.enqueueControl(w.encoder.canceledFrame(c, w, this.cache.revision));
+  }
+
+  scheduleTurn(): void {
+    if (this.turnScheduled || this.closed) return;
+    this.turnScheduled = true;
+    this.options.scheduler(() => this.runTurn());
+  }
+
+  // --- dispatch -------------------------------------------------------------------------
+
+  private onBatchUnsafe(batch: EventBatch): void {
+    if (this.closed) return;
+    this.cache.appendUnsafe(batch);
+    this.readCache.applyUnsafe(batch);
+    this.scheduleTurn();
+  }
+
+  private runTurn(): void {
+    this.turnScheduled = false;
+    if (this.closed) return;
+    this.dispatchSomeUnsafe(this.options.maxDeliveriesPerTurn);
+    this.catchUp.runUnsafe(this.options.maxCatchUpEntriesPerTurn);
+    this.cache.evictUnsafe(this.dispatchIndex);
+    const more = this.current !== null || this.dispatchIndex < this.cache.ring.endIndex;
+    if (more || this.catchUp.hasWork) this.scheduleTurn();
+  }
+
+  /** Dispatches window entries in order, at most `budget` deliveries. */
+  private dispatchSomeUnsafe(budget: number): void {
+    const ring = this.cache.ring;
+    let used = 0;
+    while (used < budget) {
+      if (this.current === null) {
+        if (this.dispatchIndex >= ring.endIndex) return;
+        this.current = this.matchUnsafe(ring.at(this.dispatchIndex));
+      }
+      const d = this.current;
+      const { entry, targets, candidates } = d;
+      while (d.pos < targets.length && used < budget) {
+        this.deliverUnsafe(targets[d.pos]!, entry, candidates === null ? null : candidates[d.pos]!);
+        d.pos++;
+        used++;
+      }
+      if (d.pos < targets.length) return;
+      this.current = null;
+      this.dispatchIndex++;
+      this._dispatchedRevision = entry.batch.revision;
+      this.metrics.dispatchLatency.observe((this.options.clock.now() - entry.receivedAtMs) / 1000);
+      used++; // an entry nobody watches still costs a little
+    }
+  }
+
+  /** Stage 1: the synced watchers that can contain the entry's events, from the index. */
+  private matchUnsafe(entry: WindowEntry): Dispatch {
+    const events = entry.batch.events;
+    const targets: AnyWatcher[] = [];
+    if (events.length === 1) {
+      this.index.forEachMatch(keyString(events[0]!.kv.key), (w) => targets.push(w));
+      return { entry, targets, candidates: null, pos: 0 };
+    }
+    const byWatcher = new Map<AnyWatcher, number[]>();
+    for (let i = 0; i < events.length; i++) {
+      this.index.forEachMatch(keyString(events[i]!.kv.key), (w) => {
+        const list = byWatcher.get(w);
+        if (list === undefined) byWatcher.set(w, [i]);
+        else list.push(i);
+      });
+    }
+    const candidates: (readonly number[] | null)[] = [];
+    for (const [w, list] of byWatcher) {
+      targets.push(w);
+      candidates.push(list.length === events.length ? null : list);
+    }
+    return { entry, targets, candidates, pos: 0 };
+  }
+
+  /** Stage 2 for one watcher, then stage 3 if its queue is over the bound. */
+  private deliverUnsafe(
+    w: AnyWatcher,
+    entry: WindowEntry,
+    candidates: readonly number[] | null,
+  ): void {
+    const revision = entry.batch.revision;
+    if (w.state !== WatcherState.SYNCED || revision < w.nextRevision) return;
+    const view = w.viewOf(entry, candidates, true);
+    if (view === null) {
+      w.nextRevision = Revision(revision + 1);
+      return;
+    }
+    w.enqueueEventsUnsafe(entry, view);
+    if (w.queuedBytes > this.options.watcherBufferBytes) this.maybeCancelSlowUnsafe(w);
+  }
+
+  /** Stage 3: grace from the shared budget, then cancellation. */
+  private maybeCancelSlowUnsafe(w: AnyWatcher): void {
+    const now = this.options.clock.now();
+    let expired = w.queuedBytes > this.options.watcherHardBufferBytes;
+    if (!expired && w.overSinceMs === null) {
+      w.overSinceMs = now;
+      w.graceMs = this.budget.takeAvailable();
+      expired = w.graceMs <= 0;
+    } else if (!expired) {
+      expired = now - w.overSinceMs! >= w.graceMs;
+    }
+    if (!expired) return;
+    const first = w.dropQueued();
+    const resumeRevision = first ?? Revision(this.coveredRevision(w) + 1);
+    const message = `etcetera: watcher could not keep up (buffer over ${this.options.watcherBufferBytes} bytes); resume from revision ${resumeRevision}`;
+    this.finishUnsafe(w, { reason: 'SLOW', resumeRevision, message });
+  }
+
+  /** The queue went under the soft bound: return unused grace, let replay continue. */
+  private onDrained(w: AnyWatcher): void {
+    if (w.overSinceMs !== null) {
+      const used = this.options.clock.now() - w.overSinceMs;
+      this.budget.returnUnused(w.graceMs - used);
+      w.overSinceMs = null;
+      w.graceMs = 0;
+    }
+    this.catchUp.onDrained(w);
+  }
+
+  /** The store was replaced: start the window over; every watcher replays from the store. */
+  private onResetUnsafe(revision: Revision): void {
+    if (this.closed) return;
+    this.cache.resetUnsafe(revision);
+    this.readCache.resetUnsafe();
+    this.current = null;
+    this.dispatchIndex = this.cache.ring.endIndex;
+    this._dispatchedRevision = revision;
+    this.catchUp.reset();
+    for (const w of this.watchers) {
+      if (w.state === WatcherState.SYNCED) this.index.remove(w);
+      this.catchUp.add(w);
+    }
+    this.scheduleTurn();
+  }
+
+  private newWatcher<F>(opts: WatchOptions, encoder: FrameEncoder<F>, watchId: number): Watcher<F> {
+    const key = toBytes(opts.key);
+    const rangeEnd = opts.prefix
+      ? undefined
+      : opts.rangeEnd === undefined
+        ? undefined
+        : toBytes(opts.rangeEnd);
+    const range = opts.prefix ? normalizeRange(key, prefixEnd(key)) : normalizeRange(key, rangeEnd);
+    const filters = opts.filters ?? [];
+    const w = new Watcher<F>({
+      id: WatcherId(this.nextId++),
+      watchId,
+      range,
+      prevKv: opts.prevKv === true,
+      fragment: opts.fragment === true,
+      noPut: filters.includes('NOPUT'),
+      noDelete: filters.includes('NODELETE'),
+      progressNotify: opts.progressNotify === true,
+      encoder,
+    });
+    w.lowWaterBytes = this.options.watcherBufferBytes;
+    w.onDrained = () => this.onDrained(w as AnyWatcher);
+    return w;
+  }
+
+  private armProgressTimer(): void {
+    this.cancelProgressTimer = this.options.clock.setTimer(() => {
+      if (this.closed) return;
+      this.progressTickUnsafe();
+      this.armProgressTimer();
+    }, this.options.progressNotifyIntervalMs);
+  }
+
+  /**
+   * etcd's progress_notify: each synced watcher that asked for it and got no events since the
+   * last tick gets a progress notification.
+   */
+  progressTickUnsafe(): void {
+    for (const w of this.progressWatchers) {
+      if (w.state === WatcherState.SYNCED && !w.sentSinceTick) this.requestProgress(w);
+      w.sentSinceTick = false;
+    }
+  }
+}

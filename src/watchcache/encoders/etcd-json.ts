@@ -1,0 +1,226 @@
+/**
+ * etcd 3.4's JSON watch responses (what its grpc-gateway emits on /v3/watch), encoded once.
+ *
+ * A response is `{"result":{"header":{...},"watch_id":"<id>",...,"events":[...]}}`. Fields come
+ * in protobuf field order and zero values are left out (proto3 JSON): PUT events have no
+ * "type", a DELETE's kv has only key and mod_revision, watch_id 0 is absent, int64s are
+ * decimal strings and bytes are base64.
+ *
+ * Serialise once: the header (which carries the batch's revision) and each event are encoded
+ * once per entry and cached on it; so is the whole events tail for each selection. A frame is
+ * then three chunks: shared head, the watcher's `"watch_id"` (cached per id), shared tail. A
+ * sink writes the chunks as they are (corked HTTP) or joins them (one websocket message).
+ */
+
+import type { Event, KeyValue, Revision } from '../../store/types.js';
+import type { Cancellation, EventView, FrameEncoder, WatcherInfo, WindowEntry } from '../types.js';
+
+/** The member's identity in every response header. Decimal uint64 strings; "0" is omitted. */
+export interface EtcdHeaderFields {
+  clusterId: string;
+  memberId: string;
+  raftTerm: string;
+}
+
+export interface EtcdFrame {
+  readonly chunks: readonly Buffer[];
+  readonly bytes: number;
+}
+
+export interface EtcdJsonOptions {
+  /** Header fields, read when a header is encoded. Default: all "0" (omitted). */
+  header?: () => EtcdHeaderFields;
+  /** A fragmenting watcher's responses stay under this size when they can. Default 1.5 MiB. */
+  fragmentMaxBytes?: number;
+}
+
+/** Counts of encoding work, so tests can show each event is encoded once. */
+export const etcdJsonStats = { events: 0, heads: 0, tails: 0 };
+
+const CLOSE = Buffer.from('}}');
+let instances = 0;
+
+export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
+  /** Prefix of this format's cache keys on window entries (unique per instance). */
+  readonly name: string;
+  private readonly header: () => EtcdHeaderFields;
+  private readonly fragmentMaxBytes: number;
+  private readonly idChunks = new Map<number, Buffer>();
+
+  constructor(options: EtcdJsonOptions = {}) {
+    this.name = `etcd-json#${++instances}`;
+    this.header = options.header ?? (() => ({ clusterId: '0', memberId: '0', raftTerm: '0' }));
+    this.fragmentMaxBytes = options.fragmentMaxBytes ?? 1.5 * 1024 * 1024;
+  }
+
+  eventFrames(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly EtcdFrame[] {
+    const head = this.headFor(entry);
+    const id = this.idChunk(w.watchId);
+    return this.tailsFor(entry, view, w).map((tail) => frame(id ? [head, id, tail] : [head, tail]));
+  }
+
+  progressFrame(revision: Revision, w: WatcherInfo): EtcdFrame {
+    return this.controlFrame(revision, w.watchId, '');
+  }
+
+  canceledFrame(c: Cancellation, w: WatcherInfo, currentRevision: Revision): EtcdFrame {
+    switch (c.reason) {
+      case 'CLIENT':
+        return this.controlFrame(currentRevision, w.watchId, ',"canceled":true');
+      case 'COMPACTED':
+        // etcd sends this one with a zero header revision (so none at all).
+        return this.controlFrame(
+          0,
+          w.watchId,
+          `,"canceled":true,"compact_revision":"${c.compactRevision}"`,
+        );
+      default:
+        return this.controlFrame(
+          c.resumeRevision - 1,
+          w.watchId,
+          `,"canceled":true,"cancel_reason":${JSON.stringify(c.message)}`,
+        );
+    }
+  }
+
+  /** etcd's answer to a create request; with `cancelReason`, a refused create (watch_id -1). */
+  createdFrame(watchId: number, revision: Revision, cancelReason?: string): EtcdFrame {
+    const tail =
+      cancelReason === undefined
+        ? ',"created":true'
+        : `,"created":true,"canceled":true,"cancel_reason":${JSON.stringify(cancelReason)}`;
+    return this.controlFrame(revision, cancelReason === undefined ? watchId : -1, tail);
+  }
+
+  frameBytes(f: EtcdFrame): number {
+    return f.bytes;
+  }
+
+  /** A response without events: header, watch_id, then `fields` (already JSON). */
+  controlFrame(revision: number, watchId: number, fields: string): EtcdFrame {
+    const idPart = watchId === 0 ? '' : `,"watch_id":"${watchId}"`;
+    return frame([
+      Buffer.from(`{"result":{"header":${this.headerJson(revision)}${idPart}${fields}}}`),
+    ]);
+  }
+
+  private headerJson(revision: number): string {
+    const h = this.header();
+    let s = '';
+    if (h.clusterId !== '0') s += `,"cluster_id":"${h.clusterId}"`;
+    if (h.memberId !== '0') s += `,"member_id":"${h.memberId}"`;
+    if (revision !== 0) s += `,"revision":"${revision}"`;
+    if (h.raftTerm !== '0') s += `,"raft_term":"${h.raftTerm}"`;
+    return `{${s.slice(1)}}`;
+  }
+
+  private headFor(entry: WindowEntry): Buffer {
+    const key = `${this.name}:h`;
+    let head = entry.encodings.get(key) as Buffer | undefined;
+    if (head === undefined) {
+      etcdJsonStats.heads++;
+      head = Buffer.from(`{"result":{"header":${this.headerJson(entry.batch.revision)}`);
+      entry.encodings.set(key, head);
+    }
+    return head;
+  }
+
+  private idChunk(watchId: number): Buffer | null {
+    if (watchId === 0) return null;
+    let chunk = this.idChunks.get(watchId);
+    if (chunk === undefined) {
+      if (this.idChunks.size >= 65_536) this.idChunks.clear();
+      chunk = Buffer.from(`,"watch_id":"${watchId}"`);
+      this.idChunks.set(watchId, chunk);
+    }
+    return chunk;
+  }
+
+  /** The `,"events":[...]}}` tail(s) for a selection: one, or several when fragmenting. */
+  private tailsFor(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly Buffer[] {
+    const variant = w.prevKv ? 'p' : 'n';
+    const fragment = w.fragment ? 'f' : '';
+    const key = `${this.name}:t${variant}${fragment}:${view.key}`;
+    let tails = entry.encodings.get(key) as Buffer[] | undefined;
+    if (tails === undefined) {
+      etcdJsonStats.tails++;
+      const all = entry.batch.events;
+      const indices = view.indices ?? all.map((_, i) => i);
+      const events = indices.map((i) => this.eventJson(entry, i, all[i]!, w.prevKv));
+      tails = w.fragment ? this.fragmentTails(events) : [tailOf(events, false)];
+      entry.encodings.set(key, tails);
+    }
+    return tails;
+  }
+
+  private eventJson(entry: WindowEntry, i: number, ev: Event, prevKv: boolean): Buffer {
+    const key = `${this.name}:e${prevKv ? 'p' : 'n'}${i}`;
+    let b = entry.encodings.get(key) as Buffer | undefined;
+    if (b === undefined) {
+      etcdJsonStats.events++;
+      b = Buffer.from(eventToJson(ev, prevKv));
+      entry.encodings.set(key, b);
+    }
+    return b;
+  }
+
+  /** etcd's fragmenting: fill each response up to the limit (at least one event each). */
+  private fragmentTails(events: Buffer[]): Buffer[] {
+    const total = events.reduce((n, e) => n + e.length + 1, 0);
+    if (events.length < 2 || total < this.fragmentMaxBytes) return [tailOf(events, false)];
+    const tails: Buffer[] = [];
+    let start = 0;
+    while (start < events.length) {
+      let end = start + 1;
+      let size = events[start]!.length;
+      while (end < events.length && size + events[end]!.length + 1 < this.fragmentMaxBytes) {
+        size += events[end]!.length + 1;
+        end++;
+      }
+      tails.push(tailOf(events.slice(start, end), end < events.length));
+      start = end;
+    }
+    return tails;
+  }
+}
+
+function tailOf(events: Buffer[], fragment: boolean): Buffer {
+  const parts: Buffer[] = [Buffer.from(fragment ? ',"fragment":true,"events":[' : ',"events":[')];
+  events.forEach((e, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(e);
+  });
+  parts.push(Buffer.from(']'), CLOSE);
+  return Buffer.concat(parts);
+}
+
+const COMMA = Buffer.from(',');
+
+function frame(chunks: Buffer[]): EtcdFrame {
+  let bytes = 0;
+  for (const c of chunks) bytes += c.length;
+  return { chunks, bytes };
+}
+
+/** One event as etcd's JSON (mvccpb.Event). */
+export function eventToJson(ev: Event, withPrevKv: boolean): string {
+  const type = ev.type === 'PUT' ? '' : '"type":"DELETE",';
+  const prev = withPrevKv && ev.prevKv ? `,"prev_kv":${kvToJson(ev.prevKv)}` : '';
+  return `{${type}"kv":${kvToJson(ev.kv)}${prev}}`;
+}
+
+/** One key-value as etcd's JSON (mvccpb.KeyValue), zero fields left out. */
+export function kvToJson(kv: KeyValue): string {
+  let s = '';
+  if (kv.key.length > 0) s += `,"key":"${b64(kv.key)}"`;
+  if (kv.createRevision !== 0) s += `,"create_revision":"${kv.createRevision}"`;
+  if (kv.modRevision !== 0) s += `,"mod_revision":"${kv.modRevision}"`;
+  if (kv.version !== 0) s += `,"version":"${kv.version}"`;
+  if (kv.value.length > 0) s += `,"value":"${b64(kv.value)}"`;
+  if (kv.lease !== 0) s += `,"lease":"${kv.lease}"`;
+  return `{${s.slice(1)}}`;
+}
+
+function b64(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+}
