@@ -82,14 +82,14 @@ export class Applier {
   enqueue(entries: readonly Entry[]): void {
     if (entries.length === 0) return;
     this.queued += entries.length;
-    this.then(async () => {
+    this.schedule(async () => {
       await this.applyEntries(entries);
       this.queued -= entries.length;
     });
   }
 
   enqueueSnapshot(snap: Snapshot): void {
-    this.then(async () => {
+    this.schedule(async () => {
       await this.d.app.restore?.(snap);
       const meta = snap.metadata;
       this.applied = meta.index;
@@ -109,7 +109,7 @@ export class Applier {
     };
   }
 
-  private then(step: () => Promise<void>): void {
+  private schedule(step: () => Promise<void>): void {
     this.chain = this.chain.then(async () => {
       if (this.failed) return;
       try {
