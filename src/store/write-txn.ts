@@ -64,6 +64,13 @@ export function toKv(key: string, meta: KeyMeta, value: Uint8Array | undefined):
 
 export class WriteTxn {
   readonly events: Event[] = [];
+  /**
+   * Each changed key's version before this txn (undefined: it did not exist), fixed at its
+   * first change. Events carry it as prevKv, as etcd's do (a watch reads prev_kv at the
+   * revision before), also for a key's second change in one txn: etcd lets a put in one
+   * nested txn be followed by a delete of the key in a later nested txn.
+   */
+  private readonly before = new Map<string, KeyValue | undefined>();
 
   constructor(
     private readonly state: ApplyState,
@@ -100,6 +107,7 @@ export class WriteTxn {
     };
     const kv = toKv(key, meta, value);
     const prevKv = prevMeta ? toKv(key, prevMeta, prevValue) : undefined;
+    const eventPrev = this.beforeThisTxn(key, prevKv);
     index.set(key, meta);
     if (prevMeta && prevMeta.lease !== lease) lessor.detach(prevMeta.lease, key);
     if (lease !== 0) lessor.attach(lease, key);
@@ -111,9 +119,9 @@ export class WriteTxn {
       type: 'put',
       sublevel: db.rev,
       key: encodeRevKey(rev, this.events.length),
-      value: encodeChange({ type: 'PUT', prevMod: prevMeta?.modRevision ?? 0, key: kv.key }),
+      value: encodeChange({ type: 'PUT', prevMod: eventPrev?.modRevision ?? 0, key: kv.key }),
     });
-    this.events.push(prevKv ? { type: 'PUT', kv, prevKv } : { type: 'PUT', kv });
+    this.events.push(eventPrev ? { type: 'PUT', kv, prevKv: eventPrev } : { type: 'PUT', kv });
     return prevKv;
   }
 
@@ -124,6 +132,7 @@ export class WriteTxn {
     if (!prevMeta) throw new Error(`delete of absent key ${JSON.stringify(key)}`);
     const rev = this.writeRev;
     const prevKv = toKv(key, prevMeta, prevValue);
+    const eventPrev = this.beforeThisTxn(key, prevKv);
     index.delete(key);
     if (prevMeta.lease !== 0) lessor.detach(prevMeta.lease, key);
     overlay.set(key, null);
@@ -138,9 +147,21 @@ export class WriteTxn {
       type: 'put',
       sublevel: db.rev,
       key: encodeRevKey(rev, this.events.length),
-      value: encodeChange({ type: 'DELETE', prevMod: prevMeta.modRevision, key: prevKv.key }),
+      value: encodeChange({
+        type: 'DELETE',
+        prevMod: eventPrev?.modRevision ?? 0,
+        key: prevKv.key,
+      }),
     });
-    this.events.push({ type: 'DELETE', kv: deletedKv(prevKv.key, rev), prevKv });
+    const kv = deletedKv(prevKv.key, rev);
+    this.events.push(
+      eventPrev ? { type: 'DELETE', kv, prevKv: eventPrev } : { type: 'DELETE', kv },
+    );
     return prevKv;
+  }
+
+  private beforeThisTxn(key: string, current: KeyValue | undefined): KeyValue | undefined {
+    if (!this.before.has(key)) this.before.set(key, current);
+    return this.before.get(key);
   }
 }
