@@ -26,8 +26,8 @@ import type { Command } from '../store/types.js';
 import { decodeEntry, EntryKind, type Waiters } from './entry.js';
 import type { Logger } from './logger.js';
 import type { MemberMetrics } from './metrics.js';
-import { type ClusterRecord, decodeContext, type MemberRegistry } from './registry.js';
-import { decodeSnapshot, encodeSnapshot, type SnapshotCapable } from './snapshot.js';
+import { decodeContext, type MemberRegistry } from './registry.js';
+import { decodeSnapshot, encodeSnapshot } from './snapshot.js';
 
 /** A batch slower than this is logged (etcd warns at 100 ms too). */
 export const SLOW_APPLY_MS = 100;
@@ -150,21 +150,23 @@ export class MemberApplication implements RaftApplication {
 
   /** Raft snapshot: the registry and the store, as of the last applied entry. */
   async snapshot(): Promise<Uint8Array> {
-    const store = this.d.store as Store & Partial<SnapshotCapable>;
-    if (store.exportSnapshot === undefined)
-      throw new EtceteraError('ERR_INVALID_ARGUMENT', { detail: 'store cannot snapshot' });
-    return encodeSnapshot(this.d.registry.toRecord(), await store.exportSnapshot());
+    // Both are read between two applied batches: the driver never applies while it snapshots.
+    const cluster = this.d.registry.toRecord();
+    return encodeSnapshot(cluster, await this.d.store.exportSnapshot());
   }
 
+  /** Installs a leader's snapshot: registry first (idempotent), then the store. */
   async restore(s: Snapshot): Promise<void> {
-    const store = this.d.store as Store & Partial<SnapshotCapable>;
-    if (s.data.length === 0) return; // the bootstrap snapshot: nothing to restore
-    const { cluster, store: data } = decodeSnapshot(s.data);
-    if (store.restoreSnapshot === undefined)
-      throw new EtceteraError('ERR_INVALID_ARGUMENT', { detail: 'store cannot restore' });
-    this.d.registry.replace(cluster as ClusterRecord);
+    if (s.data.length === 0) return; // the bootstrap snapshot at index 0: nothing to restore
+    const { cluster, store } = decodeSnapshot(s.data);
+    this.d.registry.replace(cluster);
     await this.d.registry.save();
-    await store.restoreSnapshot(data, s.metadata.index);
+    await this.d.store.restoreSnapshot(store);
+    if (Number(this.d.store.appliedIndex) !== Number(s.metadata.index)) {
+      throw new EtceteraError('ERR_CORRUPT', {
+        detail: `snapshot at index ${s.metadata.index} holds a store applied to ${this.d.store.appliedIndex}`,
+      });
+    }
     this.d.logger.info({ index: s.metadata.index }, 'restored from snapshot');
     this.d.listener.onRegistryReplaced();
   }

@@ -9,12 +9,6 @@
 import { EtceteraError } from '../errors.js';
 import type { ClusterRecord } from './registry.js';
 
-/** What the store offers for Raft snapshots (src/store). */
-export interface SnapshotCapable {
-  exportSnapshot(): Promise<Uint8Array>;
-  restoreSnapshot(data: Uint8Array, appliedIndex: number): Promise<void>;
-}
-
 const VERSION = 1;
 const HEADER = 5;
 

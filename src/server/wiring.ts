@@ -1,0 +1,205 @@
+/**
+ * The parts of a running member and how they connect: transport ↔ driver ↔ application ↔
+ * store, the request paths, the leader's timers, presence, and the peer listeners. Built in
+ * one place so member.ts reads as the MemberApi and a lifecycle, not as plumbing.
+ *
+ * Callbacks (`Hooks`) go back to the member for what it decides: leader changes, membership
+ * changes, fatal errors.
+ */
+import type { Server } from 'node:http';
+import { RaftDriver } from '../raft/driver/driver.js';
+import { RaftTransport } from '../raft/driver/transport.js';
+import type { LeaderChange } from '../raft/driver/types.js';
+import type { LevelRaftStorage } from '../raft/level-storage.js';
+import { type ConfChange, LogIndex, NONE, type NodeId } from '../raft/types.js';
+import type { ApplyOutcome, Store } from '../store/store.js';
+import type { LeaseId } from '../store/types.js';
+import { MemberApplication } from './apply.js';
+import { AutoCompactor } from './compaction.js';
+import { type MemberConfig, parseRetention, requestTimeoutMs } from './config.js';
+import { Waiters } from './entry.js';
+import { LeaseService } from './lease-service.js';
+import { LeaseReaper } from './leases.js';
+import type { Logger } from './logger.js';
+import { MemberMetrics } from './metrics.js';
+import { createPeerServer } from './peer-http.js';
+import { Presence } from './presence.js';
+import type { MemberRegistry } from './registry.js';
+import { RaftRequests } from './requests.js';
+
+/** The etcd version a member answers as (status, the peer /version). */
+export const ETCD_VERSION = '3.4.23';
+
+export interface Tuning {
+  /** How often the leader looks for expired leases. Default 500 ms. */
+  leaseCheckMs?: number;
+  /** Revision auto-compaction's check interval. Default 5 minutes, as etcd. */
+  revisionCompactionCheckMs?: number;
+}
+
+export interface Hooks {
+  onLeaderChange(c: LeaderChange): void;
+  onConfChange(cc: ConfChange): void;
+  onRemoved(): void;
+  onFatal(e: Error): void;
+  assertServing(): void;
+  advertisedClientUrls(): string[];
+}
+
+export interface Base {
+  config: MemberConfig;
+  tuning: Tuning;
+  logger: Logger;
+  registry: MemberRegistry;
+  storage: LevelRaftStorage;
+  store: Store;
+}
+
+export interface Wired {
+  id: NodeId;
+  timeoutMs: number;
+  /** Proposals waiting for their outcome: filled by apply, emptied by the proposer. */
+  waiters: Waiters<ApplyOutcome>;
+  metrics: MemberMetrics;
+  transport: RaftTransport;
+  driver: RaftDriver;
+  requests: RaftRequests;
+  leases: LeaseService;
+  reaper: LeaseReaper;
+  compactor: AutoCompactor;
+  presence: Presence;
+  /** One per --listen-peer-urls entry, all serving the same transport. */
+  peerServers: Server[];
+  syncPeers(): void;
+}
+
+export function wire(b: Base, hooks: Hooks): Wired {
+  const id = b.registry.self.id;
+  const timeoutMs = requestTimeoutMs(b.config.electionMs);
+  // The driver is created below; the closures only run once it exists.
+  let driver: RaftDriver | undefined;
+  const w = { id, timeoutMs, waiters: new Waiters<ApplyOutcome>() } as Wired;
+  w.metrics = new MemberMetrics(metricSources(b, () => w));
+  w.transport = new RaftTransport({
+    id,
+    onMessage: (m) => driver?.receive(m),
+    onUnreachable: (peer) => driver?.reportUnreachable(peer),
+    onSnapshotStatus: (peer, s) => driver?.reportSnapshot(peer, s),
+    clusterToken: b.registry.clusterId,
+  });
+  w.syncPeers = () => syncPeers(b.registry, w.transport, id);
+  w.syncPeers();
+  const retryMs = Math.min(50, b.config.heartbeatMs);
+  driver = w.driver = createDriver(b, w, hooks);
+  w.requests = new RaftRequests({
+    driver,
+    waiters: w.waiters,
+    metrics: w.metrics,
+    timeoutMs,
+    retryMs,
+    assertServing: hooks.assertServing,
+  });
+  w.leases = new LeaseService({
+    store: b.store,
+    driver,
+    registry: b.registry,
+    selfId: id,
+    timeoutMs,
+    metrics: w.metrics,
+    waitLeader: (deadline) => w.requests.waitLeader(deadline),
+  });
+  wireTimers(b, w, hooks);
+  w.peerServers = b.config.listenPeerUrls.map(() =>
+    createPeerServer(w.transport, {
+      cluster: () => b.registry.toRecord(),
+      keepAlive: (lease: LeaseId) =>
+        w.leases.isLeader() ? w.leases.leaderKeepAlive(lease) : undefined,
+      timeToLive: (lease: LeaseId, keys: boolean) =>
+        w.leases.isLeader() ? w.leases.leaderTimeToLive(lease, keys) : undefined,
+      version: () => ({ etcdserver: ETCD_VERSION, etcdcluster: '3.4.0' }),
+    }),
+  );
+  return w;
+}
+
+function createDriver(b: Base, w: Wired, hooks: Hooks): RaftDriver {
+  const app = new MemberApplication({
+    store: b.store,
+    registry: b.registry,
+    waiters: w.waiters,
+    metrics: w.metrics,
+    logger: b.logger,
+    listener: { onConfChange: hooks.onConfChange, onRegistryReplaced: () => w.syncPeers() },
+  });
+  const driver = new RaftDriver({
+    id: w.id,
+    storage: b.storage,
+    transport: w.transport,
+    app,
+    appliedIndex: LogIndex(b.store.appliedIndex),
+    heartbeatMs: b.config.heartbeatMs,
+    electionMs: b.config.electionMs,
+    requestTimeoutMs: w.timeoutMs,
+    snapshotEntries: b.config.snapshotCount,
+    // etcd keeps 5,000 entries below a snapshot; a small --snapshot-count keeps half of it.
+    snapshotCatchUpEntries: Math.min(5000, Math.max(1, Math.floor(b.config.snapshotCount / 2))),
+    raft: { preVote: true, checkQuorum: true },
+  });
+  driver.on('leaderChange', hooks.onLeaderChange);
+  driver.on('error', hooks.onFatal);
+  return driver;
+}
+
+function wireTimers(b: Base, w: Wired, hooks: Hooks): void {
+  w.reaper = new LeaseReaper({
+    store: b.store,
+    logger: b.logger,
+    intervalMs: b.tuning.leaseCheckMs,
+    revoke: async (id) => void (await w.requests.propose({ op: 'leaseRevoke', id })),
+  });
+  w.compactor = new AutoCompactor({
+    retention: parseRetention(b.config.autoCompactionMode, b.config.autoCompactionRetention),
+    now: () => Date.now(),
+    currentRevision: () => b.store.currentRevision,
+    compactRevision: () => b.store.compactRevision,
+    compact: async (revision) => void (await w.requests.propose({ op: 'compact', revision })),
+    logger: b.logger,
+    revisionCheckMs: b.tuning.revisionCompactionCheckMs,
+  });
+  w.presence = new Presence({
+    selfId: w.id,
+    name: b.config.name,
+    registry: b.registry,
+    logger: b.logger,
+    electionMs: b.config.electionMs,
+    hasLeader: () => w.driver.status().leader !== NONE,
+    advertisedClientUrls: hooks.advertisedClientUrls,
+    proposeAttributes: (body) => w.requests.proposeAttributes(body),
+    onRemoved: hooks.onRemoved,
+  });
+}
+
+/** Makes the transport's peers match the registry (adds, URL changes, removals). */
+function syncPeers(registry: MemberRegistry, transport: RaftTransport, self: NodeId): void {
+  const wanted = new Map<NodeId, string>();
+  for (const m of registry.list()) {
+    const url = m.peerURLs[0];
+    if (m.id !== self && url !== undefined) wanted.set(m.id, url);
+  }
+  for (const id of transport.peerIds()) if (!wanted.has(id)) transport.removePeer(id);
+  for (const [id, url] of wanted) transport.setPeer(id, url);
+}
+
+function metricSources(b: Base, w: () => Wired) {
+  return {
+    hasLeader: () => w().driver.status().leader !== NONE,
+    isLeader: () => w().leases.isLeader(),
+    keys: () => b.store.keyCount,
+    revision: () => b.store.currentRevision,
+    compactRevision: () => b.store.compactRevision,
+    leases: () => b.store.lessor.size,
+    pendingProposals: () => w().waiters.size,
+    appliedIndex: () => w().driver.status().applied,
+    term: () => w().driver.status().term,
+  };
+}
