@@ -1,8 +1,9 @@
 /** Three drivers on real loopback sockets with LevelDB storage. */
 import t, { type Test } from 'tap';
-import { Cluster, cmd } from './cluster.js';
+import { ConfChangeType, NodeId } from '../../../src/raft/types.js';
+import { Cluster, cmd, freePort, url } from './cluster.js';
 
-const dirs = (t: Test) => [1, 2, 3].map((i) => `${t.testdir()}/m${i}`);
+const dirs = (t: Test, n = 3) => Array.from({ length: n }, (_, i) => `${t.testdir()}/m${i + 1}`);
 
 t.test('elects a leader and replicates proposals from any member', async (t) => {
   const c = await Cluster.start(dirs(t));
@@ -106,4 +107,29 @@ t.test('leader transfer, and requests fail cleanly once stopped', async (t) => {
   await c.stopMember(target);
   await t.rejects(c.get(target).driver.propose(cmd('late')), { code: 'ERR_CLOSED' });
   await t.rejects(c.get(target).driver.readIndex(), { code: 'ERR_CLOSED' });
+});
+
+t.test('membership: a learner joins through a conf change, catches up, is promoted', async (t) => {
+  const c = await Cluster.start(dirs(t, 4), {}, 3);
+  t.teardown(() => c.close());
+  const leader = await c.waitLeader();
+  await Promise.all(Array.from({ length: 20 }, (_, i) => leader.driver.propose(cmd(`m${i}`))));
+  const port = await freePort();
+  const added = await leader.driver.proposeConfChange({
+    type: ConfChangeType.AddLearner,
+    nodeId: NodeId(4),
+    context: new TextEncoder().encode(url(port)),
+  });
+  t.ok(added.index > 20, 'the change is applied on the leader');
+  t.ok(leader.transport.peerIds().includes(NodeId(4)), 'the transport learnt its URL');
+  const joiner = await c.startMember(NodeId(4), port, {
+    voters: [NodeId(1), NodeId(2), NodeId(3)],
+    learners: [NodeId(4)],
+  });
+  await c.waitApplied(20);
+  t.same(joiner.app.commands, leader.app.commands, 'the learner caught up');
+  await leader.driver.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: NodeId(4) });
+  await leader.driver.propose(cmd('with four voters'));
+  await c.waitApplied(21);
+  t.same(joiner.app.commands, leader.app.commands);
 });

@@ -53,16 +53,24 @@ export class Cluster {
   private constructor(
     private readonly dirs: string[],
     private readonly tuning: DriverTuning,
+    initial: number,
   ) {
-    this.conf = { voters: dirs.map((_, i) => NodeId(i + 1)), learners: [] };
+    this.conf = { voters: dirs.slice(0, initial).map((_, i) => NodeId(i + 1)), learners: [] };
   }
 
-  /** Starts `dirs.length` members on free loopback ports. */
-  static async start(dirs: string[], tuning: DriverTuning = {}): Promise<Cluster> {
-    const c = new Cluster(dirs, tuning);
+  /**
+   * Starts the first `initial` of `dirs.length` members (default all) on free loopback
+   * ports; the rest can join later with `startMember`.
+   */
+  static async start(
+    dirs: string[],
+    tuning: DriverTuning = {},
+    initial = dirs.length,
+  ): Promise<Cluster> {
+    const c = new Cluster(dirs, tuning, initial);
     const ports: number[] = [];
-    for (let i = 0; i < dirs.length; i++) ports.push(await freePort());
-    for (let i = 0; i < dirs.length; i++) await c.startMember(NodeId(i + 1), ports[i]!);
+    for (let i = 0; i < initial; i++) ports.push(await freePort());
+    for (let i = 0; i < initial; i++) await c.startMember(NodeId(i + 1), ports[i]!);
     return c;
   }
 
@@ -78,11 +86,16 @@ export class Cluster {
     return this.running().find((m) => m.driver.status().role === 'leader');
   }
 
-  async startMember(id: NodeId, port: number): Promise<Member> {
+  /**
+   * Starts (or restarts) member `id`. A member joining a running group bootstraps with the
+   * membership that already includes it (`conf`), as etcd's `--initial-cluster-state
+   * existing` does; the log it then receives replays that change as a no-op.
+   */
+  async startMember(id: NodeId, port: number, conf = this.conf): Promise<Member> {
     const dir = this.dirs[id - 1]!;
     const db = new Level(dir);
     await db.open();
-    const storage = await LevelRaftStorage.open(db, { bootstrap: this.conf });
+    const storage = await LevelRaftStorage.open(db, { bootstrap: conf });
     const app = new ListApp();
     let driver: RaftDriver | undefined;
     const peers = new Map<NodeId, string>();
@@ -159,6 +172,7 @@ export class Cluster {
 }
 
 export const url = (port: number) => `http://127.0.0.1:${port}`;
+export { freePort };
 export const cmd = (s: string) => enc(s);
 
 async function freePort(): Promise<number> {

@@ -1,0 +1,36 @@
+/**
+ * The Raft driver: what a member (src/server) needs to run the core for real.
+ *
+ * ```ts
+ * const storage = await LevelRaftStorage.open(db, { bootstrap: { voters, learners: [] } });
+ * let driver: RaftDriver;
+ * const transport = new RaftTransport({
+ *   id, peers, onMessage: (m) => driver.receive(m),
+ *   onUnreachable: (p) => driver.reportUnreachable(p),
+ *   onSnapshotStatus: (p, s) => driver.reportSnapshot(p, s),
+ * });
+ * transport.attach(peerHttpServer); // or: await transport.listen(port)
+ * driver = new RaftDriver({ id, storage, transport, app, appliedIndex });
+ * await driver.start();
+ * const { index } = await driver.propose(command); // committed and applied here
+ * await driver.readIndex(); // then read local state linearizably
+ * ```
+ */
+export type { Clock, TimerHandle } from './clock.js';
+export type { Committed } from './pending.js';
+export type { PeerLimits, PeerStats } from './peer.js';
+export type { RaftTransportOptions, TransportStats } from './transport.js';
+export type {
+  AppliedEntry,
+  DriverStatus,
+  DriverTransport,
+  DurableStorage,
+  LeaderChange,
+  RaftApplication,
+  RaftDriverOptions,
+} from './types.js';
+
+export { LevelRaftStorage } from '../level-storage.js';
+export { systemClock } from './clock.js';
+export { RaftDriver } from './driver.js';
+export { DEFAULT_PEER_LIMITS, RaftTransport } from './transport.js';
