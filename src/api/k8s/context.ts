@@ -1,0 +1,108 @@
+/**
+ * What every handler of the Kubernetes face works with: the server-wide parts (member,
+ * registry, hub, storage, admission, options) and the parts of one request.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { MemberApi } from '../../server/types.js';
+import type { Cacher } from '../../watchcache/index.js';
+import type { Admission } from './admission.js';
+import type { ResourcePath } from './paths.js';
+import type { KindRegistry } from './registry.js';
+import { badRequest } from './status.js';
+import type { ObjectStorage } from './storage.js';
+import type { ResourceInfo } from './types.js';
+import type { KubeHub } from './watch/hub.js';
+import type { KindHooks } from './write.js';
+
+export interface KubeOptions {
+  /** Bytes of a request body; default the member's maxRequestBytes. */
+  maxBodyBytes?: number;
+  /** The version /version reports. Default v1.32.0. */
+  gitVersion?: string;
+  /** Extra fields merged into /version (the etcd face's etcdserver/etcdcluster). */
+  versionExtra?: Record<string, string>;
+  /** Write a newline to quiet watch streams this often. Default 15 s. */
+  keepaliveMs?: number;
+  /** Bookmark interval for watches that allow them. Default 60 s. */
+  bookmarkIntervalMs?: number;
+  /** Longest wait of a list or watch for the cache to reach a revision. Default 3 s. */
+  freshTimeoutMs?: number;
+  /** Server-side watch timeout when the client gives none: random in [min, 2×min). Default 30 min. */
+  minWatchTimeoutMs?: number;
+  /** A watcher with more unread bytes than this is ended (its client resumes). Default 8 MiB. */
+  watchMaxBufferedBytes?: number;
+  /** Decoded events kept for watch replay. Default 10,000. */
+  windowEvents?: number;
+  /** Create the default namespaces (default, kube-system, kube-public, kube-node-lease). Default true. */
+  createDefaultNamespaces?: boolean;
+  /** Time source (ms). */
+  now?: () => number;
+  /** The member's watch cache to build on; one is made over member.watchSource if absent. */
+  cacher?: Cacher;
+}
+
+export type ResolvedKubeOptions = Required<Omit<KubeOptions, 'versionExtra' | 'cacher'>> & {
+  versionExtra: Record<string, string>;
+};
+
+export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedKubeOptions {
+  return {
+    maxBodyBytes: o.maxBodyBytes ?? member.maxRequestBytes,
+    gitVersion: o.gitVersion ?? 'v1.32.0',
+    versionExtra: o.versionExtra ?? {},
+    keepaliveMs: o.keepaliveMs ?? 15_000,
+    bookmarkIntervalMs: o.bookmarkIntervalMs ?? 60_000,
+    freshTimeoutMs: o.freshTimeoutMs ?? 3_000,
+    minWatchTimeoutMs: o.minWatchTimeoutMs ?? 30 * 60_000,
+    watchMaxBufferedBytes: o.watchMaxBufferedBytes ?? 8 * 1024 * 1024,
+    windowEvents: o.windowEvents ?? 10_000,
+    createDefaultNamespaces: o.createDefaultNamespaces ?? true,
+    now: o.now ?? Date.now,
+  };
+}
+
+export interface Kube {
+  readonly member: MemberApi;
+  readonly registry: KindRegistry;
+  readonly hub: KubeHub;
+  /** The member's watch cache (src/watchcache). */
+  readonly cacher: Cacher;
+  readonly storage: ObjectStorage;
+  readonly admission: Admission;
+  readonly options: ResolvedKubeOptions;
+  /** Kind-specific write steps, by `group/resource` (CRDs). */
+  readonly hooks: ReadonlyMap<string, KindHooks>;
+}
+
+/** One request to a resource path. */
+export interface ResourceRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly query: URLSearchParams;
+  readonly path: ResourcePath;
+  readonly info: ResourceInfo;
+  /** Texts for Warning headers. */
+  readonly warnings: string[];
+}
+
+export const DryRun = { none: false, all: true } as const;
+
+/** `dryRun=All` (the only value Kubernetes accepts); anything else is 400. */
+export function parseDryRun(query: URLSearchParams): boolean {
+  const values = query.getAll('dryRun');
+  if (values.length === 0) return false;
+  for (const v of values) {
+    if (v !== 'All') throw badRequest(`Invalid dry run value: ${v}. Valid values are: All`);
+  }
+  return true;
+}
+
+export const FieldValidation = { Ignore: 'Ignore', Warn: 'Warn', Strict: 'Strict' } as const;
+export type FieldValidation = (typeof FieldValidation)[keyof typeof FieldValidation];
+
+export function parseFieldValidation(query: URLSearchParams): FieldValidation {
+  const v = query.get('fieldValidation');
+  if (v === null || v === '') return 'Warn';
+  if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
+  throw badRequest('fieldValidation parameter must be one of: Ignore, Warn, Strict');
+}

@@ -1,0 +1,200 @@
+/**
+ * delete and deletecollection (k8s-client-compat.md 3.7). The body is an optional
+ * DeleteOptions (kubectl sends `{"propagationPolicy":"Background"}`, client-node nothing);
+ * `preconditions.uid` / `preconditions.resourceVersion` must match (409 otherwise).
+ *
+ * An object with finalizers is not removed: it gets a deletionTimestamp and stays until an
+ * update removes its last finalizer. A Namespace is marked Terminating, everything in it is
+ * deleted, then the Namespace itself. A CustomResourceDefinition takes its objects with it.
+ * Owner-reference garbage collection (propagationPolicy) is not done: dependants stay.
+ */
+
+import { admissionRequest } from './admission.js';
+import { asObject, parseJsonText, readBody } from './body.js';
+import { type Kube, parseDryRun, type ResourceRequest } from './context.js';
+import { compileFilter } from './filter.js';
+import { sendObject } from './handlers.js';
+import { objectKey, prefixEndBytes, REGISTRY_PREFIX } from './keys.js';
+import { listFromCache } from './list.js';
+import type { ListOptions } from './list-options.js';
+import { timestamp } from './meta.js';
+import { sendText } from './respond.js';
+import { badRequest, conflict, notFound } from './status.js';
+import { apiVersionOf, type KubeObject, type ResourceInfo, storageGroup } from './types.js';
+import { updateObject } from './write.js';
+
+interface Preconditions {
+  uid?: string;
+  resourceVersion?: string;
+}
+
+async function readDeleteOptions(kube: Kube, rr: ResourceRequest): Promise<Preconditions> {
+  const buf = await readBody(rr.req, kube.options.maxBodyBytes);
+  const text = buf.toString('utf8');
+  if (text.trim() === '') return {};
+  const body = asObject(parseJsonText(text));
+  const pre = body.preconditions;
+  if (pre === undefined || pre === null) return {};
+  if (typeof pre !== 'object' || Array.isArray(pre))
+    throw badRequest('preconditions must be an object');
+  const p = pre as Record<string, unknown>;
+  const out: Preconditions = {};
+  if (typeof p.uid === 'string') out.uid = p.uid;
+  if (typeof p.resourceVersion === 'string') out.resourceVersion = p.resourceVersion;
+  return out;
+}
+
+const MAX_ATTEMPTS = 8;
+
+/** Deletes one object; answers its last state. */
+export async function deleteObject(
+  kube: Kube,
+  info: ResourceInfo,
+  namespace: string,
+  name: string,
+  pre: Preconditions,
+  dryRun: boolean,
+): Promise<KubeObject> {
+  const key = objectKey(info, info.scope === 'Namespaced' ? namespace : '', name);
+  const subject = { group: info.group, resource: info.resource, name };
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const cur = await kube.storage.get(key);
+    if (!cur) throw notFound(subject);
+    const m = cur.obj.metadata;
+    if (pre.uid !== undefined && pre.uid !== m.uid) {
+      throw conflict(
+        subject,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${m.uid ?? ''}`,
+      );
+    }
+    if (pre.resourceVersion !== undefined && pre.resourceVersion !== m.resourceVersion) {
+      throw conflict(
+        subject,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${m.resourceVersion ?? ''}`,
+      );
+    }
+    if (!kube.admission.empty) {
+      const req = admissionRequest(info, 'DELETE', '', namespace, name, undefined, cur.obj, dryRun);
+      await kube.admission.validate(req);
+    }
+    if (info.group === '' && info.resource === 'namespaces')
+      return deleteNamespace(kube, cur.obj, dryRun);
+    if ((m.finalizers ?? []).length > 0) return markDeleting(kube, info, cur.obj, dryRun);
+    if (dryRun) return cur.obj;
+    const out = await kube.storage.delete(key, cur.modRevision);
+    if (out.ok) {
+      if (info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions') {
+        kube.registry.removeCrd(name, out.revision);
+        await deleteCrdObjects(kube, cur.obj);
+      }
+      return cur.obj;
+    }
+    if (!out.current) throw notFound(subject);
+  }
+  throw conflict(subject);
+}
+
+/** Graceful deletion: set deletionTimestamp; the last finalizer's removal deletes it. */
+async function markDeleting(
+  kube: Kube,
+  info: ResourceInfo,
+  obj: KubeObject,
+  dryRun: boolean,
+): Promise<KubeObject> {
+  if (obj.metadata.deletionTimestamp) return obj;
+  const r = await updateObject(kube, {
+    info,
+    namespace: obj.metadata.namespace ?? '',
+    name: obj.metadata.name ?? '',
+    subresource: undefined,
+    dryRun,
+    transform: (cur) => cur,
+    markDeletion: timestamp(kube.options.now()),
+  });
+  return r.obj;
+}
+
+/** Marks the namespace Terminating, deletes its contents, then the namespace. */
+async function deleteNamespace(kube: Kube, ns: KubeObject, dryRun: boolean): Promise<KubeObject> {
+  const name = ns.metadata.name ?? '';
+  const info = kube.registry.get('', 'v1', 'namespaces') as ResourceInfo;
+  if (dryRun) return ns;
+  const terminating = await updateObject(kube, {
+    info,
+    namespace: '',
+    name,
+    subresource: undefined,
+    dryRun: false,
+    transform: (cur) => cur,
+    markDeletion: timestamp(kube.options.now()),
+    status: { phase: 'Terminating' },
+  });
+  // Every resource, served or not (objects of a deleted CRD too): `/registry/<g>/<r>/<ns>/`.
+  const refs = new Set(
+    kube.registry.namespacedStorage().map((i) => `${storageGroup(i.group)}/${i.resource}`),
+  );
+  for (const ref of kube.hub.refs()) {
+    const [g = '', r = ''] = ref.split('/');
+    refs.add(`${storageGroup(g)}/${r}`);
+  }
+  const prefixes = [...refs].map((r) => `${REGISTRY_PREFIX}${r}/${name}/`);
+  await kube.storage.deletePrefixes(prefixes, prefixEndBytes);
+  const key = objectKey(info, '', name);
+  const cur = await kube.storage.get(key);
+  if (cur) await kube.storage.delete(key, cur.modRevision);
+  return terminating.obj;
+}
+
+/** A deleted CRD's objects go with it. */
+async function deleteCrdObjects(kube: Kube, crd: KubeObject): Promise<void> {
+  const spec = (crd.spec ?? {}) as { group?: unknown; names?: { plural?: unknown } };
+  if (typeof spec.group !== 'string' || typeof spec.names?.plural !== 'string') return;
+  const prefix = `${REGISTRY_PREFIX}${spec.group}/${spec.names.plural}/`;
+  await kube.storage.deletePrefixes([prefix], prefixEndBytes);
+}
+
+export async function handleDelete(kube: Kube, rr: ResourceRequest): Promise<void> {
+  const dryRun = parseDryRun(rr.query);
+  const pre = await readDeleteOptions(kube, rr);
+  const obj = await deleteObject(
+    kube,
+    rr.info,
+    rr.path.namespace ?? '',
+    rr.path.name ?? '',
+    pre,
+    dryRun,
+  );
+  sendObject(kube, rr, 200, obj);
+}
+
+/** deletecollection: every object the selectors match, one by one; answers their list. */
+export async function handleDeleteCollection(
+  kube: Kube,
+  rr: ResourceRequest,
+  o: ListOptions,
+): Promise<void> {
+  const dryRun = parseDryRun(rr.query);
+  await readDeleteOptions(kube, rr);
+  const filter = compileFilter(rr.info, rr.path.namespace, o.labelSelector, o.fieldSelector);
+  const fresh = await kube.storage.currentRevision();
+  await kube.hub.waitFresh(fresh, kube.options.freshTimeoutMs);
+  const page = listFromCache(kube, rr.info, filter, 0, undefined);
+  const deleted: string[] = [];
+  for (const [, entry] of page.items) {
+    const m = entry.obj.metadata;
+    try {
+      const obj = await deleteObject(kube, rr.info, m.namespace ?? '', m.name ?? '', {}, dryRun);
+      deleted.push(
+        JSON.stringify({ ...obj, apiVersion: apiVersionOf(rr.info), kind: rr.info.kind }),
+      );
+    } catch (e) {
+      if ((e as { status?: { code?: number } }).status?.code !== 404) throw e;
+    }
+  }
+  const meta = JSON.stringify({ resourceVersion: String(kube.hub.revision) });
+  sendText(
+    rr.res,
+    200,
+    `{"kind":"${rr.info.listKind}","apiVersion":"${apiVersionOf(rr.info)}","metadata":${meta},"items":[${deleted.join(',')}]}`,
+  );
+}

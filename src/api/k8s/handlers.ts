@@ -1,0 +1,85 @@
+/**
+ * The verbs on one object or collection: get, create (POST), update (PUT) and the /status
+ * subresource's get and put. Patch is in patch.ts, delete in delete.ts, list in list.ts,
+ * watch in watch/http.ts.
+ */
+import { parseObjectBody, readBody } from './body.js';
+import { type Kube, parseDryRun, parseFieldValidation, type ResourceRequest } from './context.js';
+import { decodeWriteObject } from './decode.js';
+import { objectKey } from './keys.js';
+import { asVersion } from './meta.js';
+import { sendText } from './respond.js';
+import { methodNotAllowed, notFound } from './status.js';
+import { parseIncludeObject, tableJson, tableRow, wantsTable } from './table.js';
+import type { KubeObject } from './types.js';
+import { CachedObject } from './watch/cache.js';
+import { createObject, updateObject } from './write.js';
+
+/** Sends one object in the request's version, as JSON or (Accept: Table) a one-row Table. */
+export function sendObject(kube: Kube, rr: ResourceRequest, code: number, obj: KubeObject): void {
+  asVersion(obj, rr.info);
+  if (wantsTable(rr.req.headers.accept)) {
+    const entry = new CachedObject(obj, Number(obj.metadata.resourceVersion ?? 0));
+    const row = tableRow(
+      rr.info,
+      entry,
+      parseIncludeObject(rr.query.get('includeObject')),
+      kube.options.now(),
+    );
+    const text = tableJson(rr.info, [row], { resourceVersion: obj.metadata.resourceVersion ?? '' });
+    sendText(rr.res, code, text, undefined, rr.warnings);
+    return;
+  }
+  sendText(rr.res, code, JSON.stringify(obj), undefined, rr.warnings);
+}
+
+export function itemKey(rr: ResourceRequest): string {
+  const ns = rr.info.scope === 'Namespaced' ? (rr.path.namespace ?? '') : '';
+  return objectKey(rr.info, ns, rr.path.name ?? '');
+}
+
+function subject(rr: ResourceRequest) {
+  return { group: rr.info.group, resource: rr.info.resource, name: rr.path.name ?? '' };
+}
+
+export async function handleGet(kube: Kube, rr: ResourceRequest): Promise<void> {
+  const stored = await kube.storage.get(itemKey(rr));
+  if (!stored) throw notFound(subject(rr));
+  sendObject(kube, rr, 200, stored.obj);
+}
+
+export async function readObjectBody(
+  kube: Kube,
+  rr: ResourceRequest,
+): Promise<Record<string, unknown>> {
+  const buf = await readBody(rr.req, kube.options.maxBodyBytes);
+  return parseObjectBody(buf, rr.req.headers['content-type']);
+}
+
+export async function handleCreate(kube: Kube, rr: ResourceRequest): Promise<void> {
+  if (rr.info.scope === 'Namespaced' && rr.path.namespace === undefined) {
+    throw methodNotAllowed(`${rr.info.resource} can only be created in a namespace`);
+  }
+  const dryRun = parseDryRun(rr.query);
+  const mode = parseFieldValidation(rr.query);
+  const body = await readObjectBody(kube, rr);
+  const obj = decodeWriteObject(kube, rr, body, mode);
+  const created = await createObject(kube, rr.info, obj, { dryRun });
+  sendObject(kube, rr, 201, created);
+}
+
+export async function handleUpdate(kube: Kube, rr: ResourceRequest): Promise<void> {
+  const dryRun = parseDryRun(rr.query);
+  const mode = parseFieldValidation(rr.query);
+  const body = await readObjectBody(kube, rr);
+  const obj = decodeWriteObject(kube, rr, body, mode);
+  const result = await updateObject(kube, {
+    info: rr.info,
+    namespace: rr.path.namespace ?? '',
+    name: rr.path.name ?? '',
+    subresource: rr.path.subresource === 'status' ? 'status' : undefined,
+    dryRun,
+    transform: () => structuredClone(obj),
+  });
+  sendObject(kube, rr, 200, result.obj);
+}

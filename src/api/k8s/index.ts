@@ -1,0 +1,130 @@
+/**
+ * src/api/k8s: the Kubernetes-style versioned REST API that kubectl and client libraries use,
+ * over one member. Public surface.
+ *
+ *   const app = express();
+ *   const kube = mountKubernetes(app, member);
+ *   server.on('upgrade', (req, socket, head) => kube.handleUpgrade(req, socket, head) || socket.destroy());
+ *   kube.admission.validating({ name: 'no-latest', validate: (r) => ... });
+ *   ...
+ *   await kube.close();   // ends every watch stream cleanly before the listener closes
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Express, Router } from 'express';
+import type { MemberApi } from '../../server/types.js';
+import { Cacher } from '../../watchcache/index.js';
+import { Admission } from './admission.js';
+import { type Kube, type KubeOptions, resolveKubeOptions } from './context.js';
+import { CRD_REF, crdHooks, syncCrds } from './crd.js';
+import { ensureDefaultNamespaces } from './namespaces.js';
+import { OpenApi } from './openapi.js';
+import { KindRegistry } from './registry.js';
+import { type KubeLogger, kubeHandler } from './server.js';
+import { ObjectStorage } from './storage.js';
+import { KubeHub } from './watch/hub.js';
+import { kubeUpgrade } from './watch/ws.js';
+import type { KindHooks } from './write.js';
+
+export interface KubeFace {
+  /**
+   * Starts the face (load, follow, default namespaces) if no request did yet, and resolves
+   * once it serves. Requests wait for it by themselves.
+   */
+  readonly ready: Promise<void>;
+  readonly registry: KindRegistry;
+  /** Register typed mutating and validating admission hooks here. */
+  readonly admission: Admission;
+  /** The decoded object cache and watcher index (tests and benchmarks look inside). */
+  readonly hub: KubeHub;
+  /** For the HTTP server's 'upgrade' event: websocket watches. False for other paths. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Ends every watch stream cleanly and stops following the member. */
+  close(): Promise<void>;
+}
+
+export interface MountOptions extends KubeOptions {
+  logger?: KubeLogger;
+}
+
+/** Serves the Kubernetes paths of `app` (others fall through) for `member`. */
+export function mountKubernetes(
+  app: Express | Router,
+  member: MemberApi,
+  options: MountOptions = {},
+): KubeFace {
+  const resolved = resolveKubeOptions(options, member);
+  const ownCacher = options.cacher === undefined;
+  const cacher = options.cacher ?? new Cacher(member.watchSource);
+  const registry = new KindRegistry();
+  const hub = new KubeHub(member.watchSource, cacher, registry, {
+    windowEvents: resolved.windowEvents,
+  });
+  const hooks = new Map<string, KindHooks>([[CRD_REF, crdHooks]]);
+  const kube: Kube = {
+    member,
+    registry,
+    hub,
+    cacher,
+    storage: new ObjectStorage(member),
+    admission: new Admission(),
+    options: resolved,
+    hooks,
+  };
+  let stopSync: (() => void) | undefined;
+  let closed = false;
+  // Started by the first Kubernetes request, so a member that only serves the etcd API
+  // never loads, watches or writes anything for this face.
+  let started: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    started ??= (async () => {
+      await hub.start();
+      if (closed) return;
+      stopSync = syncCrds(kube);
+      if (resolved.createDefaultNamespaces) await ensureDefaultNamespaces(kube);
+    })();
+    return started;
+  };
+  const ticker = setInterval(
+    () =>
+      hub.watchers.tick(resolved.now(), hub.revision, {
+        keepaliveMs: resolved.keepaliveMs,
+        bookmarkIntervalMs: resolved.bookmarkIntervalMs,
+      }),
+    Math.max(10, Math.min(1000, Math.floor(resolved.keepaliveMs / 2))),
+  );
+  ticker.unref();
+  const openapi = new OpenApi(kube);
+  const upgrade = kubeUpgrade(kube, start);
+  app.use(kubeHandler(kube, openapi, start, options.logger));
+  return {
+    get ready() {
+      return start();
+    },
+    registry,
+    admission: kube.admission,
+    hub,
+    handleUpgrade: (req, socket, head) => upgrade.handle(req, socket, head),
+    async close() {
+      closed = true;
+      clearInterval(ticker);
+      stopSync?.();
+      upgrade.close();
+      hub.stop();
+      if (ownCacher) cacher.close();
+    },
+  };
+}
+
+export type {
+  AdmissionDenial,
+  AdmissionMatch,
+  AdmissionRequest,
+  MutatingHook,
+  ValidatingHook,
+} from './admission.js';
+export { Admission, Operation } from './admission.js';
+export type { KubeOptions } from './context.js';
+export type { KubeLogger } from './server.js';
+export { StatusError } from './status.js';
+export type { KubeObject, ObjectMeta, ResourceInfo } from './types.js';

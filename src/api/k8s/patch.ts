@@ -1,0 +1,143 @@
+/**
+ * PATCH (k8s-client-compat.md 3.4-3.8), by Content-Type:
+ *
+ *   application/merge-patch+json            RFC 7386, every kind
+ *   application/json-patch+json             RFC 6902, every kind
+ *   application/strategic-merge-patch+json  built-in kinds only (415 for the others)
+ *   application/apply-patch+yaml            server-side apply: create if absent (201),
+ *                                           else merge the applied object into the live one
+ *
+ * The patch is applied to the current object inside the update loop, so a concurrent write
+ * re-applies it to the newer object; a resourceVersion in the patch is a precondition.
+ */
+
+import { applyMerge } from './apply.js';
+import { asObject, checkDepth, mediaType, parseJsonText, parseYamlText, readBody } from './body.js';
+import {
+  type FieldValidation,
+  type Kube,
+  parseDryRun,
+  parseFieldValidation,
+  type ResourceRequest,
+} from './context.js';
+import { applyFieldValidation, checkTypeMeta, decodeWriteObject } from './decode.js';
+import { itemKey as itemKeyOf, sendObject } from './handlers.js';
+import { isJsonObject, type JsonMap } from './lib/json.js';
+import { applyJsonPatch, mergePatchObject } from './lib/patch.js';
+import { smpSchemaFor } from './lib/smp-schemas.js';
+import { strategicMerge } from './lib/strategic-merge.js';
+import { asKubeObject } from './meta.js';
+import { badRequest, PATCH_TYPES_ACCEPTED, StatusError, unsupportedMediaType } from './status.js';
+import type { KubeObject, ResourceInfo } from './types.js';
+import { createObject, updateObject } from './write.js';
+
+export const PatchType = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+} as const;
+export type PatchType = (typeof PatchType)[keyof typeof PatchType];
+
+const ALL_TYPES = new Set<string>(Object.values(PatchType));
+
+function patchTypeOf(rr: ResourceRequest): PatchType {
+  const t = mediaType(rr.req.headers['content-type']);
+  if (!ALL_TYPES.has(t)) {
+    throw unsupportedMediaType(
+      rr.info.strategicMerge
+        ? `${PATCH_TYPES_ACCEPTED}, ${PatchType.strategic}`
+        : PATCH_TYPES_ACCEPTED,
+    );
+  }
+  if (t === PatchType.strategic && !rr.info.strategicMerge)
+    throw unsupportedMediaType(PATCH_TYPES_ACCEPTED);
+  return t as PatchType;
+}
+
+/** Applies a parsed patch of `type` to a copy of the current object. */
+export function applyPatch(
+  info: ResourceInfo,
+  type: PatchType,
+  current: KubeObject,
+  patch: unknown,
+): unknown {
+  const cur = current as unknown as JsonMap;
+  switch (type) {
+    case PatchType.merge:
+      return mergePatchObject(cur, patch);
+    case PatchType.json:
+      return applyJsonPatch(cur, patch);
+    case PatchType.strategic:
+      if (!isJsonObject(patch)) throw badRequest('the strategic merge patch must be a JSON object');
+      return strategicMerge(cur, patch, smpSchemaFor(info.group, info.version, info.kind));
+    case PatchType.apply:
+      return applyMerge(info, current, asKubeObject(asObject(patch)));
+  }
+}
+
+/** The patched value as an object of the addressed kind, name and namespace. */
+function checkPatched(
+  kube: Kube,
+  rr: ResourceRequest,
+  value: unknown,
+  mode: FieldValidation,
+): KubeObject {
+  if (!isJsonObject(value)) {
+    throw new StatusError('Invalid', 'the patched object is not a JSON object');
+  }
+  const obj = asKubeObject(value as Record<string, unknown>);
+  checkTypeMeta(kube, rr.info, obj);
+  const m = obj.metadata;
+  if (m.name !== rr.path.name) {
+    throw badRequest(
+      `the name of the object (${m.name ?? ''}) does not match the name on the URL (${rr.path.name ?? ''})`,
+    );
+  }
+  if (rr.info.scope === 'Namespaced' && m.namespace !== rr.path.namespace) {
+    throw badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  }
+  applyFieldValidation(rr.info, obj, mode, rr.warnings);
+  return obj;
+}
+
+function parsePatchBody(type: PatchType, buf: Buffer): unknown {
+  const text = buf.toString('utf8');
+  const value = type === PatchType.apply ? parseYamlText(text) : parseJsonText(text);
+  checkDepth(value);
+  return value;
+}
+
+export async function handlePatch(kube: Kube, rr: ResourceRequest): Promise<void> {
+  const type = patchTypeOf(rr);
+  const dryRun = parseDryRun(rr.query);
+  const mode = parseFieldValidation(rr.query);
+  const fieldManager = rr.query.get('fieldManager') ?? '';
+  if (type === PatchType.apply && fieldManager === '') {
+    throw badRequest(
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    );
+  }
+  const patch = parsePatchBody(type, await readBody(rr.req, kube.options.maxBodyBytes));
+  const sub = rr.path.subresource === 'status' ? 'status' : undefined;
+  if (type === PatchType.apply && sub === undefined) {
+    const exists = await kube.storage.get(itemKeyOf(rr));
+    if (!exists) {
+      const obj = decodeWriteObject(kube, rr, asObject(patch), mode);
+      const created = await createObject(kube, rr.info, obj, { dryRun });
+      sendObject(kube, rr, 201, created);
+      return;
+    }
+  }
+  const result = await updateObject(kube, {
+    info: rr.info,
+    namespace: rr.path.namespace ?? '',
+    name: rr.path.name ?? '',
+    subresource: sub,
+    dryRun,
+    transform: (current) => checkPatched(kube, rr, applyPatch(rr.info, type, current, patch), mode),
+  });
+  sendObject(kube, rr, 200, result.obj);
+}

@@ -1,0 +1,163 @@
+/**
+ * The request dispatcher of the Kubernetes face: path → route → verb → handler, with every
+ * failure answered as a Status. Paths outside the face (see paths.ts) are left to the next
+ * handler, so the etcd JSON API can share the listener.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Kube, ResourceRequest } from './context.js';
+import { handleDelete, handleDeleteCollection } from './delete.js';
+import { sendDiscovery, versionInfo } from './discovery.js';
+import { handleCreate, handleGet, handleUpdate } from './handlers.js';
+import { handleList } from './list.js';
+import { parseListOptions } from './list-options.js';
+import type { OpenApi } from './openapi.js';
+import { handlePatch } from './patch.js';
+import { isKubernetesPath, parsePath, type ResourcePath } from './paths.js';
+import { sendError, sendJson, sendText } from './respond.js';
+import { handleScale } from './scale.js';
+import { methodNotAllowed, pathNotFound, StatusError, toStatusError } from './status.js';
+import type { ResourceInfo, Verb } from './types.js';
+import { handleWatch } from './watch/http.js';
+
+export interface KubeLogger {
+  error(obj: object, msg?: string): void;
+}
+
+/** The served resource a path addresses, or 404. */
+export function resolveResource(kube: Kube, p: ResourcePath): ResourceInfo {
+  const info = kube.registry.get(p.group, p.version, p.resource);
+  if (!info) throw pathNotFound();
+  if (p.namespace !== undefined && info.scope === 'Cluster') throw pathNotFound();
+  if (p.subresource !== undefined) {
+    const ok =
+      (p.subresource === 'status' && info.statusSubresource) ||
+      (p.subresource === 'scale' && info.scaleSubresource);
+    if (!ok || p.name === undefined) throw pathNotFound();
+  }
+  return info;
+}
+
+function requireVerb(info: ResourceInfo, verb: Verb): void {
+  if (!info.verbs.includes(verb)) throw methodNotAllowed();
+}
+
+async function serveResource(kube: Kube, rr: ResourceRequest): Promise<void> {
+  const { req, path, info } = rr;
+  const item = path.name !== undefined;
+  if (path.subresource === 'scale') return handleScale(kube, rr);
+  switch (req.method) {
+    case 'GET': {
+      if (item) {
+        requireVerb(info, 'get');
+        return handleGet(kube, rr);
+      }
+      const o = parseListOptions(rr.query);
+      requireVerb(info, o.watch ? 'watch' : 'list');
+      if (o.watch) {
+        await handleWatch(kube, rr, o);
+        return;
+      }
+      return handleList(kube, rr, o);
+    }
+    case 'POST':
+      if (item) throw methodNotAllowed();
+      requireVerb(info, 'create');
+      return handleCreate(kube, rr);
+    case 'PUT':
+      if (!item) throw methodNotAllowed();
+      requireVerb(info, 'update');
+      return handleUpdate(kube, rr);
+    case 'PATCH':
+      if (!item) throw methodNotAllowed();
+      requireVerb(info, 'patch');
+      return handlePatch(kube, rr);
+    case 'DELETE':
+      if (path.subresource !== undefined) throw methodNotAllowed();
+      if (item) {
+        requireVerb(info, 'delete');
+        return handleDelete(kube, rr);
+      }
+      requireVerb(info, 'deletecollection');
+      return handleDeleteCollection(kube, rr, parseListOptions(rr.query));
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+async function serve(
+  kube: Kube,
+  openapi: OpenApi,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const route = parsePath(url.pathname);
+  if (!route) throw pathNotFound();
+  const accept = req.headers.accept;
+  const isGet = req.method === 'GET' || req.method === 'HEAD';
+  if (route.type !== 'resource' && !isGet) throw methodNotAllowed();
+  switch (route.type) {
+    case 'version':
+      return sendJson(res, 200, versionInfo(kube));
+    case 'discoveryRoot':
+    case 'group':
+    case 'groupVersion':
+      return sendDiscovery(kube, res, accept, route);
+    case 'openapiRoot':
+      return sendText(res, 200, openapi.root());
+    case 'openapiGroupVersion':
+      return sendText(res, 200, openapi.groupVersion(route.group, route.version));
+    case 'openapiV2':
+      throw pathNotFound();
+    case 'resource': {
+      const info = resolveResource(kube, route);
+      const rr: ResourceRequest = {
+        req,
+        res,
+        query: url.searchParams,
+        path: route,
+        info,
+        warnings: [],
+      };
+      return serveResource(kube, rr);
+    }
+  }
+}
+
+/** The request handler: answers Kubernetes paths, passes anything else to `next`. */
+export function kubeHandler(
+  kube: Kube,
+  openapi: OpenApi,
+  start: () => Promise<void>,
+  logger?: KubeLogger,
+): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+  return (req, res, next) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      next();
+      return;
+    }
+    if (!isKubernetesPath(url.pathname)) {
+      next();
+      return;
+    }
+    start()
+      .then(() => serve(kube, openapi, req, res, url))
+      .catch((err: unknown) => {
+        if (!(err instanceof StatusError) && !(err as { statusMessage?: string }).statusMessage) {
+          logger?.error({ err }, 'kubernetes API: unexpected failure');
+        }
+        if (res.headersSent) {
+          // A stream already started (a watch): end it cleanly rather than resetting it.
+          if (!res.writableEnded) res.end();
+          return;
+        }
+        const se = toStatusError(err);
+        // A body refused before it was read to the end leaves bytes on the socket.
+        if (se.httpCode === 413 && !req.complete) res.setHeader('Connection', 'close');
+        sendError(res, se);
+      });
+  };
+}

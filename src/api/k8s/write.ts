@@ -1,0 +1,184 @@
+/**
+ * The write pipeline shared by create, update, patch and apply:
+ *
+ *   build the object → server-owned metadata → kind normalisation → kind hooks (CRDs) →
+ *   mutating admission → validation (422) → validating admission → compare-and-swap
+ *
+ * Updates run as Kubernetes' GuaranteedUpdate: read the current object, compute the new one
+ * from it, and swap on its mod_revision. A lost swap retries from a fresh read; when the new
+ * object carries a resourceVersion (the client's precondition) that is not the current one,
+ * the answer is 409 Conflict.
+ */
+import { admissionRequest } from './admission.js';
+import type { Kube } from './context.js';
+import { objectKey } from './keys.js';
+import { generateNameFrom } from './lib/names.js';
+import { prepareCreate, prepareUpdate, sameStored } from './meta.js';
+import { normalizeObject } from './normalize.js';
+import { alreadyExists, conflict, notFound, StatusError } from './status.js';
+import type { Guard } from './storage.js';
+import type { KubeObject, ResourceInfo } from './types.js';
+import { validateObject } from './validate.js';
+
+/** Per-kind steps beyond the generic pipeline (CRDs, namespaces). */
+export interface KindHooks {
+  /** Before validation on create and update: may change `obj` and throw 422. */
+  prepare?(kube: Kube, obj: KubeObject, old: KubeObject | undefined): void;
+  /** After a successful (not dry-run) write. */
+  afterWrite?(kube: Kube, obj: KubeObject, revision: number): void | Promise<void>;
+}
+
+const MAX_ATTEMPTS = 8;
+
+export interface WriteOptions {
+  dryRun: boolean;
+}
+
+async function admit(
+  kube: Kube,
+  info: ResourceInfo,
+  op: 'CREATE' | 'UPDATE',
+  sub: string,
+  obj: KubeObject,
+  old: KubeObject | undefined,
+  dryRun: boolean,
+): Promise<KubeObject> {
+  const ns = obj.metadata.namespace ?? '';
+  const name = obj.metadata.name ?? '';
+  let next = obj;
+  if (!kube.admission.empty) {
+    const req = admissionRequest(info, op, sub, ns, name, obj, old, dryRun);
+    next = (await kube.admission.mutate(req)) ?? obj;
+  }
+  validateObject(info, next, old);
+  if (!kube.admission.empty) {
+    await kube.admission.validate(admissionRequest(info, op, sub, ns, name, next, old, dryRun));
+  }
+  return next;
+}
+
+/** The namespace a create goes into must exist and not be terminating. */
+async function namespaceGuard(kube: Kube, namespace: string): Promise<Guard> {
+  const key = objectKey({ group: '', resource: 'namespaces' }, '', namespace);
+  const ns = await kube.storage.get(key);
+  if (!ns) throw notFound({ group: '', resource: 'namespaces', name: namespace });
+  const phase = (ns.obj.status as { phase?: string } | undefined)?.phase;
+  if (phase === 'Terminating' || ns.obj.metadata.deletionTimestamp) {
+    throw new StatusError('Forbidden', `${info403(namespace)}`, {
+      name: namespace,
+      kind: 'namespaces',
+    });
+  }
+  return { key, modRevision: ns.modRevision };
+}
+
+const info403 = (ns: string) =>
+  `unable to create new content in namespace ${ns} because it is being terminated`;
+
+/** Creates an object; answers the stored object (resourceVersion set unless dry run). */
+export async function createObject(
+  kube: Kube,
+  info: ResourceInfo,
+  input: KubeObject,
+  opts: WriteOptions,
+): Promise<KubeObject> {
+  const m = input.metadata;
+  if ((m.name === undefined || m.name === '') && m.generateName) {
+    m.name = generateNameFrom(m.generateName);
+  }
+  prepareCreate(info, input, kube.options.now());
+  normalizeObject(info, input);
+  kube.hooks.get(`${info.group}/${info.resource}`)?.prepare?.(kube, input, undefined);
+  const obj = await admit(kube, info, 'CREATE', '', input, undefined, opts.dryRun);
+  const name = obj.metadata.name as string;
+  const ns = info.scope === 'Namespaced' ? (obj.metadata.namespace as string) : '';
+  const key = objectKey(info, ns, name);
+  const subject = { group: info.group, resource: info.resource, name };
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const guard = ns ? await namespaceGuard(kube, ns) : undefined;
+    if (opts.dryRun) {
+      if (await kube.storage.get(key)) throw alreadyExists(subject);
+      return obj;
+    }
+    const out = await kube.storage.create(key, obj, guard);
+    if (out.ok) {
+      obj.metadata.resourceVersion = String(out.revision);
+      await kube.hooks.get(`${info.group}/${info.resource}`)?.afterWrite?.(kube, obj, out.revision);
+      return obj;
+    }
+    if (out.current) throw alreadyExists(subject);
+    // The namespace changed between the check and the swap: check it again.
+  }
+  throw conflict(subject);
+}
+
+export interface UpdateSpec {
+  info: ResourceInfo;
+  namespace: string;
+  name: string;
+  subresource: 'status' | undefined;
+  dryRun: boolean;
+  /**
+   * The new object from (a private copy of) the current one. Its resourceVersion, if set,
+   * is a precondition. Undefined current means the object does not exist.
+   */
+  transform(current: KubeObject): KubeObject | Promise<KubeObject>;
+  /** Graceful deletion: set this deletionTimestamp (kept if one is set already). */
+  markDeletion?: string;
+  /** Replace status (the namespace's Terminating phase). */
+  status?: Record<string, unknown>;
+}
+
+export interface UpdateResult {
+  obj: KubeObject;
+  /** The object was removed (its last finalizer went away while it was being deleted). */
+  deleted: boolean;
+}
+
+/** GuaranteedUpdate: see the file comment. 404 when the object does not exist. */
+export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateResult> {
+  const { info } = u;
+  const key = objectKey(info, info.scope === 'Namespaced' ? u.namespace : '', u.name);
+  const subject = { group: info.group, resource: info.resource, name: u.name };
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const cur = await kube.storage.get(key);
+    if (!cur) throw notFound(subject);
+    const curRv = String(cur.modRevision);
+    const wanted = await u.transform(structuredClone(cur.obj));
+    const pinned = wanted.metadata.resourceVersion;
+    if (pinned !== undefined && pinned !== '' && pinned !== curRv) throw conflict(subject);
+    let next = prepareUpdate(info, wanted, cur.obj, u.subresource);
+    if (u.markDeletion && !next.metadata.deletionTimestamp) {
+      next.metadata.deletionTimestamp = u.markDeletion;
+      next.metadata.deletionGracePeriodSeconds = 0;
+    }
+    if (u.status) next.status = u.status;
+    normalizeObject(info, next);
+    kube.hooks.get(`${info.group}/${info.resource}`)?.prepare?.(kube, next, cur.obj);
+    next = await admit(kube, info, 'UPDATE', u.subresource ?? '', next, cur.obj, u.dryRun);
+    next.metadata.resourceVersion = curRv;
+    if (sameStored(next, cur.obj)) return { obj: cur.obj, deleted: false };
+    // Removing the last finalizer of an object being deleted completes its deletion.
+    const finished =
+      !u.markDeletion &&
+      next.metadata.deletionTimestamp !== undefined &&
+      (next.metadata.finalizers ?? []).length === 0;
+    if (u.dryRun) return { obj: next, deleted: finished };
+    const out = finished
+      ? await kube.storage.delete(key, cur.modRevision)
+      : await kube.storage.update(key, next, cur.modRevision);
+    if (out.ok) {
+      if (!finished) {
+        next.metadata.resourceVersion = String(out.revision);
+        await kube.hooks
+          .get(`${info.group}/${info.resource}`)
+          ?.afterWrite?.(kube, next, out.revision);
+      }
+      return { obj: next, deleted: finished };
+    }
+    if (!out.current) throw notFound(subject);
+    // Someone else wrote first: go again from their version. A resourceVersion the client
+    // pinned no longer matches then, which is the 409 above.
+  }
+  throw conflict(subject);
+}
