@@ -112,15 +112,61 @@ function stepRegister(state: RegisterState, op: RegisterOp): RegisterState | und
   return op.value === state ? state : undefined;
 }
 
-function memoKey(bits: Uint32Array, state: RegisterState): string {
-  return (state === null ? '-' : `+${state}`) + '\u0000' + bits.join(',');
+/**
+ * Lowe's cache of explored (linearized set, state) pairs. Lookups are by a Zobrist hash
+ * (XOR of a random word per linearized operation, kept incrementally, mixed with a hash of
+ * the state), and a hit is confirmed by comparing the full bitset and state, so a hash
+ * collision can never prune a branch wrongly.
+ */
+class Memo {
+  private readonly table = new Map<number, { bits: Uint32Array; state: RegisterState }[]>();
+
+  /** Adds the pair; returns false when it was already present. */
+  add(hash: number, bits: Uint32Array, state: RegisterState): boolean {
+    const key = (hash ^ hashState(state)) >>> 0;
+    const bucket = this.table.get(key);
+    if (bucket === undefined) {
+      this.table.set(key, [{ bits: bits.slice(), state }]);
+      return true;
+    }
+    for (const e of bucket) if (e.state === state && sameBits(e.bits, bits)) return false;
+    bucket.push({ bits: bits.slice(), state });
+    return true;
+  }
+}
+
+function sameBits(a: Uint32Array, b: Uint32Array): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function hashState(state: RegisterState): number {
+  if (state === null) return 0x9e3779b9;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < state.length; i++) h = Math.imul(h ^ state.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** Deterministic per-operation random words (xorshift), so runs are reproducible. */
+function zobristWords(n: number): Uint32Array {
+  const words = new Uint32Array(n);
+  let x = 0x2545f491;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    words[i] = x >>> 0;
+  }
+  return words;
 }
 
 /** Decides whether `ops` (all on one register, initially absent) are linearizable. */
 export function searchRegister(ops: readonly RegisterOp[]): SearchResult {
   const l = buildList(ops);
   const bits = new Uint32Array(Math.ceil(ops.length / 32) || 1);
-  const seen = new Set<string>();
+  const zobrist = zobristWords(ops.length);
+  let hash = 0;
+  const memo = new Memo();
   const stack: { node: number; state: RegisterState }[] = [];
   let state: RegisterState = null;
   let best: Extract<SearchResult, { ok: false }> | undefined;
@@ -132,9 +178,8 @@ export function searchRegister(ops: readonly RegisterOp[]): SearchResult {
       const nextState = stepRegister(state, op);
       if (nextState !== undefined) {
         bits[opIdx >>> 5]! ^= 1 << (opIdx & 31);
-        const key = memoKey(bits, nextState);
-        if (!seen.has(key)) {
-          seen.add(key);
+        hash ^= zobrist[opIdx]!;
+        if (memo.add(hash, bits, nextState)) {
           stack.push({ node, state });
           state = nextState;
           lift(l, node);
@@ -142,6 +187,7 @@ export function searchRegister(ops: readonly RegisterOp[]): SearchResult {
           continue;
         }
         bits[opIdx >>> 5]! ^= 1 << (opIdx & 31);
+        hash ^= zobrist[opIdx]!;
       }
       node = l.next[node]!;
       continue;
@@ -154,6 +200,7 @@ export function searchRegister(ops: readonly RegisterOp[]): SearchResult {
     if (top === undefined) return best;
     const topOp = l.op[top.node]!;
     bits[topOp >>> 5]! ^= 1 << (topOp & 31);
+    hash ^= zobrist[topOp]!;
     state = top.state;
     unlift(l, top.node);
     node = l.next[top.node]!;

@@ -87,7 +87,8 @@ async function step(op: Op, disk: LevelRaftStorage, model: MemoryStorage, nextTe
   const last = model.lastIndex();
   const first = model.firstIndex();
   if (op.kind === 'append') {
-    const start = Math.max(first, last + 1 - op.back);
+    // Raft never overwrites entries a snapshot covers (they are committed).
+    const start = Math.max(first, model.snapshot().metadata.index + 1, last + 1 - op.back);
     const term = nextTerm();
     const entries = Array.from({ length: op.count }, (_, k) => ent(start + k, term, 'x'.repeat(k)));
     model.append(entries);
