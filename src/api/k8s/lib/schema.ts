@@ -1,0 +1,443 @@
+/**
+ * CustomResourceDefinition schemas: `compileCrdSchema(openAPIV3Schema)` checks that the
+ * schema is structural, compiles its value validations with ajv, and returns a checker that
+ * reports field errors the way kube-apiserver does (`spec.replicas: Invalid value: "string":
+ * spec.replicas in body must be of type integer: "string"`), finds and prunes unknown
+ * fields, applies defaults, and exposes the schema's merge metadata for server-side apply.
+ *
+ * The order kube-apiserver follows on a write, and the server should too: prune unknown
+ * fields (or reject them under fieldValidation=Strict), apply defaults, validate.
+ *
+ * Not covered: CEL rules (`x-kubernetes-validations`) are accepted and ignored; validation
+ * ratcheting on update is not done (every write is validated in full).
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { CRD_FORMATS, normalizeFormat } from './crd-formats.js';
+import {
+  applyDefaults,
+  mergeSchemaOf,
+  pruneUnknown,
+  type SchemaNode,
+  unknownFieldPaths,
+} from './crd-schema-walk.js';
+import { KubeLibError } from './errors.js';
+import {
+  type FieldError,
+  fieldErrorString,
+  invalid,
+  notSupported,
+  required,
+  tooLong,
+  tooMany,
+  typeInvalid,
+  forbidden,
+  aggregateMessages,
+  toCause,
+} from './field-errors.js';
+import { isJsonObject, type JsonValue } from './json.js';
+import type { MapSchema } from './merge-schema.js';
+
+export type { SchemaNode } from './crd-schema-walk.js';
+
+export interface CrdSchemaOptions {
+  /** Where the schema sits in its CRD, for schema errors (default `openAPIV3Schema`). */
+  schemaPath?: string;
+}
+
+export interface CompiledCrdSchema {
+  /** Field errors of an object (after pruning and defaulting); empty when valid. */
+  validate(obj: unknown): FieldError[];
+  /** Dotted paths (`spec.bogus`, `spec.items[0].x`) of fields the schema does not know. */
+  unknownFields(obj: unknown): string[];
+  /** Removes unknown fields in place; returns their paths. */
+  prune(obj: unknown): string[];
+  /** Applies `default`s in place (and drops nulls the schema does not allow). */
+  applyDefaults(obj: unknown): void;
+  /** List and map merge metadata (x-kubernetes-list-type, -map-type) for apply. */
+  readonly mergeSchema: MapSchema;
+}
+
+const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
+
+/**
+ * The structural-schema rules a CRD schema must meet (a subset of Kubernetes' checks, with
+ * its wording): every specified field has a type, arrays have items, properties and
+ * additionalProperties exclude each other, no $ref, no uniqueItems, no additionalProperties
+ * false, map lists name their keys.
+ */
+export function structuralSchemaErrors(schema: unknown, path = 'openAPIV3Schema'): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!isJsonObject(schema)) return [required(path, '')];
+  checkNode(schema as SchemaNode, path, true, errs);
+  if (schema.type !== 'object')
+    errs.push(invalid(`${path}.type`, schema.type ?? '', 'must be object at the root'));
+  return errs;
+}
+
+function checkNode(node: SchemaNode, path: string, root: boolean, errs: FieldError[]): void {
+  const intOrString = node['x-kubernetes-int-or-string'] === true;
+  const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
+  if (node.type === undefined || node.type === '') {
+    if (!intOrString && !preserve && !root) {
+      errs.push(required(`${path}.type`, 'must not be empty for specified object fields'));
+    }
+  } else if (!TYPES.includes(node.type)) {
+    errs.push(notSupported(`${path}.type`, node.type, TYPES));
+  }
+  if (node.$ref !== undefined) errs.push(forbidden(`${path}.$ref`, '$ref is not supported'));
+  if (node.uniqueItems === true) {
+    errs.push(
+      forbidden(
+        `${path}.uniqueItems`,
+        'uniqueItems cannot be set to true since the runtime complexity becomes quadratic',
+      ),
+    );
+  }
+  if (node.additionalProperties === false) {
+    errs.push(
+      forbidden(`${path}.additionalProperties`, 'additionalProperties cannot be set to false'),
+    );
+  }
+  if (
+    node.properties !== undefined &&
+    node.additionalProperties !== undefined &&
+    node.additionalProperties !== true
+  ) {
+    errs.push(
+      forbidden(
+        `${path}.additionalProperties`,
+        'additionalProperties and properties are mutual exclusive',
+      ),
+    );
+  }
+  if (node.type === 'array' && !isJsonObject(node.items)) {
+    errs.push(required(`${path}.items`, 'must be specified'));
+  }
+  if (
+    node['x-kubernetes-list-type'] === 'map' &&
+    !(node['x-kubernetes-list-map-keys']?.length ?? 0)
+  ) {
+    errs.push(
+      required(
+        `${path}.x-kubernetes-list-map-keys`,
+        'must not be empty if x-kubernetes-list-type is map',
+      ),
+    );
+  }
+  for (const [k, p] of Object.entries(node.properties ?? {})) {
+    if (isJsonObject(p)) checkNode(p as SchemaNode, `${path}.properties[${k}]`, false, errs);
+  }
+  if (isJsonObject(node.additionalProperties)) {
+    checkNode(node.additionalProperties as SchemaNode, `${path}.additionalProperties`, false, errs);
+  }
+  if (isJsonObject(node.items)) checkNode(node.items as SchemaNode, `${path}.items`, false, errs);
+}
+
+// --- conversion to JSON Schema for ajv -----------------------------------------------------------
+
+const COPIED = [
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'multipleOf',
+  'required',
+] as const;
+
+/**
+ * The value validations of a node as draft-07 JSON Schema: OpenAPI's boolean
+ * exclusiveMinimum/Maximum become numbers, int-or-string becomes two types, unknown formats
+ * are dropped, the resource root's metadata is left to the server's ObjectMeta checks.
+ */
+function toJsonSchema(node: SchemaNode, root: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (node['x-kubernetes-int-or-string'] === true) out.type = ['integer', 'string'];
+  else if (node.type) out.type = node.type;
+  if (node.nullable === true && out.type !== undefined) out.nullable = true;
+  for (const k of COPIED) if (node[k] !== undefined) out[k] = node[k];
+  if (typeof node.minimum === 'number') {
+    if (node.exclusiveMinimum === true) out.exclusiveMinimum = node.minimum;
+    else out.minimum = node.minimum;
+  }
+  if (typeof node.maximum === 'number') {
+    if (node.exclusiveMaximum === true) out.exclusiveMaximum = node.maximum;
+    else out.maximum = node.maximum;
+  }
+  const format = normalizeFormat(node.format);
+  if (format !== undefined && node.type === 'string') out.format = format;
+  if (node.properties) {
+    const props: Record<string, unknown> = {};
+    for (const [k, p] of Object.entries(node.properties)) {
+      if (root && k === 'metadata') continue;
+      props[k] = toJsonSchema(p, false);
+    }
+    out.properties = props;
+  }
+  if (root && Array.isArray(out.required)) {
+    out.required = (out.required as string[]).filter((k) => k !== 'metadata');
+  }
+  if (isJsonObject(node.additionalProperties)) {
+    out.additionalProperties = toJsonSchema(node.additionalProperties as SchemaNode, false);
+  }
+  if (node.items) out.items = toJsonSchema(node.items, false);
+  for (const k of ['allOf', 'anyOf', 'oneOf'] as const) {
+    const list = node[k];
+    if (Array.isArray(list)) out[k] = list.map((s) => toJsonSchema(s as SchemaNode, false));
+  }
+  if (isJsonObject(node.not)) out.not = toJsonSchema(node.not as SchemaNode, false);
+  if (node['x-kubernetes-embedded-resource'] === true) {
+    // apiVersion and kind are checked by embeddedResourceErrors with Kubernetes' texts.
+    delete out.required;
+  }
+  return out;
+}
+
+function newAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, verbose: true, validateFormats: true });
+  for (const [name, check] of Object.entries(CRD_FORMATS))
+    ajv.addFormat(name, { type: 'string', validate: check });
+  return ajv;
+}
+
+let sharedAjv: Ajv | undefined;
+
+export function compileCrdSchema(
+  openAPIV3Schema: unknown,
+  options: CrdSchemaOptions = {},
+): CompiledCrdSchema {
+  const path = options.schemaPath ?? 'openAPIV3Schema';
+  const errs = structuralSchemaErrors(openAPIV3Schema, path);
+  let validator: ValidateFunction | undefined;
+  if (errs.length === 0) {
+    try {
+      sharedAjv ??= newAjv();
+      validator = sharedAjv.compile(toJsonSchema(openAPIV3Schema as SchemaNode, true));
+    } catch (e) {
+      errs.push(invalid(path, '', e instanceof Error ? e.message : String(e)));
+    }
+  }
+  if (errs.length > 0 || validator === undefined) {
+    throw new KubeLibError(
+      'Invalid',
+      `invalid schema: ${aggregateMessages(errs.map(fieldErrorString))}`,
+      {
+        causes: errs.map(toCause),
+      },
+    );
+  }
+  const root = openAPIV3Schema as SchemaNode;
+  const check = validator;
+  return {
+    validate: (obj) => validateObject(check, root, obj),
+    unknownFields: (obj) => unknownFieldPaths(obj as JsonValue, root),
+    prune: (obj) => pruneUnknown(obj as JsonValue, root),
+    applyDefaults: (obj) => applyDefaults(obj as JsonValue, root),
+    mergeSchema: mergeSchemaOf(root) as MapSchema,
+  };
+}
+
+function validateObject(check: ValidateFunction, root: SchemaNode, obj: unknown): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!check(obj)) errs.push(...ajvToFieldErrors(check.errors ?? [], obj));
+  errs.push(...embeddedResourceErrors(obj as JsonValue, root, ''));
+  return errs;
+}
+
+// --- messages -----------------------------------------------------------------------------------------
+
+/** `/spec/items/0/name` → `spec.items[0].name`, using the data to tell indices from keys. */
+function fieldPath(pointer: string, data: unknown): string {
+  if (pointer === '') return '';
+  let out = '';
+  let cur: unknown = data;
+  for (const raw of pointer.slice(1).split('/')) {
+    const seg = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (Array.isArray(cur)) {
+      out += `[${seg}]`;
+      cur = cur[Number(seg)];
+    } else {
+      out += out === '' ? seg : `.${seg}`;
+      cur = isJsonObject(cur) ? cur[seg] : undefined;
+    }
+  }
+  return out;
+}
+
+/** kube-openapi's name of a value's JSON type (integers apart from other numbers). */
+function jsonTypeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+function sizeOf(v: unknown): number {
+  if (Array.isArray(v)) return v.length;
+  if (isJsonObject(v)) return Object.keys(v).length;
+  return 0;
+}
+
+/** Under a combinator, ajv reports each branch's errors; Kubernetes reports one summary. */
+function underCombinator(e: ErrorObject, all: ErrorObject[]): boolean {
+  return all.some(
+    (c) =>
+      c !== e &&
+      (c.keyword === 'anyOf' || c.keyword === 'oneOf' || c.keyword === 'not') &&
+      e.schemaPath.startsWith(`${c.schemaPath}/`),
+  );
+}
+
+function ajvToFieldErrors(errors: ErrorObject[], data: unknown): FieldError[] {
+  const out: FieldError[] = [];
+  for (const e of errors) {
+    if (underCombinator(e, errors)) continue;
+    const field = fieldPath(e.instancePath, data);
+    const name = field === '' ? '.' : field;
+    const value = e.data as JsonValue;
+    const limit = (e.params as { limit?: number }).limit;
+    switch (e.keyword) {
+      case 'required': {
+        const missing = (e.params as { missingProperty: string }).missingProperty;
+        out.push(required(field === '' ? missing : `${field}.${missing}`));
+        break;
+      }
+      case 'type': {
+        const t = (e.params as { type: string | string[] }).type;
+        const expected = Array.isArray(t) ? t.join(',') : t;
+        const actual = jsonTypeName(value);
+        out.push(
+          typeInvalid(field, actual, `${name} in body must be of type ${expected}: "${actual}"`),
+        );
+        break;
+      }
+      case 'format': {
+        const format = (e.params as { format: string }).format;
+        out.push(
+          typeInvalid(
+            field,
+            value,
+            `${name} in body must be of type ${format}: ${JSON.stringify(value)}`,
+          ),
+        );
+        break;
+      }
+      case 'enum': {
+        const allowed = ((e.params as { allowedValues: unknown[] }).allowedValues ?? []).map((v) =>
+          typeof v === 'string' ? v : JSON.stringify(v),
+        );
+        out.push(notSupported(field, value, allowed));
+        break;
+      }
+      case 'maxLength':
+        out.push(tooLong(field, limit ?? -1));
+        break;
+      case 'maxItems':
+      case 'maxProperties':
+        out.push(tooMany(field, sizeOf(value), limit ?? -1));
+        break;
+      case 'anyOf':
+      case 'oneOf':
+      case 'not':
+        out.push(invalid('<nil>', '', combinatorMessage(e, name)));
+        break;
+      default:
+        out.push(invalid(field, isSized(e.keyword) ? sizeOf(value) : value, describe(e, name)));
+    }
+  }
+  return out;
+}
+
+function isSized(keyword: string): boolean {
+  return keyword === 'minItems' || keyword === 'minProperties';
+}
+
+function combinatorMessage(e: ErrorObject, name: string): string {
+  if (e.keyword === 'anyOf') return `"${name}" must validate at least one schema (anyOf)`;
+  if (e.keyword === 'not') return `"${name}" must not validate the schema (not)`;
+  const passing = (e.params as { passingSchemas?: number[] | null }).passingSchemas;
+  const found = passing ? `Found ${passing.length} valid alternatives` : 'Found none valid';
+  return `"${name}" must validate one and only one schema (oneOf). ${found}`;
+}
+
+/** kube-openapi's texts for the remaining keywords. */
+function describe(e: ErrorObject, name: string): string {
+  const limit = (e.params as { limit?: number }).limit;
+  switch (e.keyword) {
+    case 'pattern':
+      return `${name} in body should match '${(e.params as { pattern: string }).pattern}'`;
+    case 'minLength':
+      return `${name} in body should be at least ${limit} chars long`;
+    case 'minItems':
+      return `${name} in body should have at least ${limit} items`;
+    case 'minProperties':
+      return `${name} in body should have at least ${limit} properties`;
+    case 'minimum':
+      return `${name} in body should be greater than or equal to ${limit}`;
+    case 'exclusiveMinimum':
+      return `${name} in body should be greater than ${limit}`;
+    case 'maximum':
+      return `${name} in body should be less than or equal to ${limit}`;
+    case 'exclusiveMaximum':
+      return `${name} in body should be less than ${limit}`;
+    case 'multipleOf':
+      return `${name} in body should be a multiple of ${(e.params as { multipleOf: number }).multipleOf}`;
+    case 'uniqueItems':
+      return `${name} in body shouldn't contain duplicates`;
+    default:
+      return `${name} in body ${e.message ?? 'is invalid'}`;
+  }
+}
+
+/** Objects marked x-kubernetes-embedded-resource must carry apiVersion and kind. */
+function embeddedResourceErrors(
+  value: JsonValue,
+  node: SchemaNode | undefined,
+  path: string,
+): FieldError[] {
+  if (node === undefined) return [];
+  const errs: FieldError[] = [];
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => errs.push(...embeddedResourceErrors(v, node.items, `${path}[${i}]`)));
+    return errs;
+  }
+  if (!isJsonObject(value)) return errs;
+  if (node['x-kubernetes-embedded-resource'] === true) {
+    for (const key of ['apiVersion', 'kind']) {
+      const v = value[key];
+      const p = path === '' ? key : `${path}.${key}`;
+      if (v === undefined) errs.push(required(p, 'must not be empty'));
+      else if (typeof v !== 'string') errs.push(invalid(p, v, 'must be a string'));
+      else if (v === '') errs.push(invalid(p, v, 'must not be empty'));
+    }
+  }
+  const additional =
+    typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const child = node.properties?.[k] ?? additional;
+    if (child) errs.push(...embeddedResourceErrors(v, child, path === '' ? k : `${path}.${k}`));
+  }
+  return errs;
+}
+
+// --- fieldValidation texts -----------------------------------------------------------------------------
+
+/** `unknown field "spec.bogus"`: one Warning header text per path (fieldValidation=Warn). */
+export function unknownFieldWarnings(paths: readonly string[]): string[] {
+  return paths.map((p) => `unknown field "${p}"`);
+}
+
+/**
+ * The 400 message of fieldValidation=Strict: `Widget in version "v1" cannot be handled as a
+ * Widget: strict decoding error: unknown field "spec.bogus", unknown field "spec.x"`.
+ */
+export function strictDecodingMessage(
+  kind: string,
+  version: string,
+  paths: readonly string[],
+): string {
+  return `${kind} in version "${version}" cannot be handled as a ${kind}: strict decoding error: ${unknownFieldWarnings(paths).join(', ')}`;
+}
