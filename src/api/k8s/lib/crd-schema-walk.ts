@@ -76,9 +76,9 @@ function walkUnknown(
 ): void {
   if (node === undefined) return;
   if (Array.isArray(value)) {
-    value.forEach((v, i) =>
-      walkUnknown(v, node.items, `${path}[${i}]`, embedded(node.items), drop, out),
-    );
+    value.forEach((v, i) => {
+      walkUnknown(v, node.items, `${path}[${i}]`, embedded(node.items), drop, out);
+    });
     return;
   }
   if (!isJsonObject(value)) return;

@@ -401,7 +401,9 @@ function embeddedResourceErrors(
   if (node === undefined) return [];
   const errs: FieldError[] = [];
   if (Array.isArray(value)) {
-    value.forEach((v, i) => errs.push(...embeddedResourceErrors(v, node.items, `${path}[${i}]`)));
+    value.forEach((v, i) => {
+      errs.push(...embeddedResourceErrors(v, node.items, `${path}[${i}]`));
+    });
     return errs;
   }
   if (!isJsonObject(value)) return errs;
