@@ -85,6 +85,12 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_KUBE_INTERNAL: 500,
   ERR_KUBE_UNAVAILABLE: 503,
   ERR_KUBE_TIMEOUT: 504,
+  // Watch cache (src/watchcache). A watch from before the cache's window is Kubernetes'
+  // 410 Gone (the client lists again); etcd's face reports it in-stream as a compaction.
+  ERR_WATCH_TOO_OLD: 410,
+  ERR_WATCH_RANGE_EMPTY: 400,
+  ERR_WATCH_DUPLICATE_ID: 400,
+  ERR_CACHE_NOT_FRESH: 504,
   ERR_CLOSED: 503,
   ERR_CORRUPT: 500,
   ERR_STORAGE: 500,

@@ -53,7 +53,7 @@ function message(fields: Record<string, FieldSchema>): FieldSchema {
     properties[name] = schema;
     properties[jsonName(name)] = schema;
   }
-  return { type: 'object', properties, additionalProperties: false };
+  return { type: 'object', properties, additionalProperties: false, description: 'a JSON object' };
 }
 
 const RANGE = message({
@@ -153,7 +153,7 @@ function shapeError(e: ErrorObject, at: string): EtceteraError {
     });
   }
   const described = (e.parentSchema as { description?: string } | undefined)?.description;
-  const expected = described ?? (e.instancePath === '' ? 'a JSON object' : 'another type');
+  const expected = described ?? 'another type';
   return badField(path, `expected ${expected}, got ${jsonType(e.data)}`);
 }
 
