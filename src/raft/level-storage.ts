@@ -18,6 +18,9 @@
  *      disk (fsynced when `sync` is set).
  *   2. `persist(ready)` writes a Ready's snapshot, entries and hard state in one atomic
  *      batch (group commit), fsynced when `ready.mustSync` or a snapshot is present.
+ *      A Ready whose only change is the commit index writes nothing: the new hard state
+ *      rides along with the next write (or `flush()`). Losing it in a crash is harmless,
+ *      the commit index is relearned from the leader, and it halves a leader's batches.
  *   3. A failed disk write is fatal: the mirror is now ahead of disk, so every later write
  *      and every read fails with ERR_STORAGE. The member must stop and restart (which
  *      reloads what is really on disk).
@@ -79,6 +82,10 @@ const SNAP_KEY = 'snap';
 export class LevelRaftStorage implements RaftStorage {
   private tail: Promise<void> = Promise.resolve();
   private failure: EtceteraError | undefined;
+  /** Term and vote as last written: a hard state differing only in commit may wait. */
+  private durableTermVote = '';
+  /** A commit-only hard state not written yet (rule 2). */
+  private deferredHard: HardState | undefined;
 
   private constructor(
     private readonly db: RaftDb,
@@ -100,6 +107,7 @@ export class LevelRaftStorage implements RaftStorage {
     const snap = db.sublevel<string, Uint8Array>('raft-snap', text) as unknown as Sub;
     const { mirror, segments, fresh } = await load(log, state, snap);
     const s = new LevelRaftStorage(db, log, state, snap, mirror, segments, fresh);
+    if (!fresh) s.durableTermVote = termVote(mirror.initialState().hardState);
     if (fresh && options.bootstrap !== undefined) {
       const boot = MemoryStorage.bootstrap(options.bootstrap).snapshot();
       s.mirror.applySnapshot(boot);
@@ -137,7 +145,15 @@ export class LevelRaftStorage implements RaftStorage {
     const ops: Op[] = [];
     if (rd.snapshot !== undefined) ops.push(...this.stageSnapshot(rd.snapshot));
     if (rd.entries.length > 0) ops.push(...this.stageAppend(rd.entries));
-    if (rd.hardState !== undefined) ops.push(this.stageHardState(rd.hardState));
+    const hs = rd.hardState ?? this.deferredHard;
+    if (hs !== undefined) {
+      if (ops.length === 0 && termVote(hs) === this.durableTermVote) {
+        this.mirror.setHardState(hs);
+        this.deferredHard = hs;
+        return this.tail;
+      }
+      ops.push(this.stageHardState(hs));
+    }
     if (ops.length === 0) return this.tail;
     return this.write(ops, rd.mustSync || rd.snapshot !== undefined);
   }
@@ -181,9 +197,14 @@ export class LevelRaftStorage implements RaftStorage {
     return this.write(ops, false);
   }
 
-  /** Resolves when every write queued so far is on disk (or rejects if one failed). */
+  /**
+   * Writes a deferred commit-only hard state (rule 2), then resolves when every write
+   * queued so far is on disk (or rejects if one failed). Call before closing the db.
+   */
   flush(): Promise<void> {
-    return this.tail;
+    const hs = this.deferredHard;
+    if (hs === undefined || this.failure !== undefined) return this.tail;
+    return this.write([this.stageHardState(hs)], false);
   }
 
   // --- staging: update the mirror, return the batch operations ---
@@ -214,6 +235,8 @@ export class LevelRaftStorage implements RaftStorage {
 
   private stageHardState(hs: HardState): Op {
     this.mirror.setHardState(hs);
+    this.deferredHard = undefined;
+    this.durableTermVote = termVote(hs);
     return { type: 'put', sublevel: this.state, key: HARD_KEY, value: encodeHardState(hs) };
   }
 
@@ -292,6 +315,10 @@ async function load(
   }
   const fresh = hardBytes === undefined && snapBytes === undefined && records === 0;
   return { mirror, segments, fresh };
+}
+
+function termVote(hs: HardState): string {
+  return `${hs.term}/${hs.vote}`;
 }
 
 function corrupt(detail: string): EtceteraError {

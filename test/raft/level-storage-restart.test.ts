@@ -47,22 +47,27 @@ t.test('persist writes one synced batch per Ready and survives a restart', async
   await s.persist({ entries: [], hardState: hs(1, 1, 3), mustSync: false });
   t.same(
     batches,
-    [
-      { n: 2, sync: true },
-      { n: 1, sync: false },
-    ],
-    'one record for three entries plus the hard state, then a commit-only write',
+    [{ n: 2, sync: true }],
+    'one record for three entries plus the hard state; a commit-only change waits',
   );
+  t.same(s.initialState().hardState, hs(1, 1, 3), 'but is visible at once');
+  await s.flush();
+  t.same(batches[1], { n: 1, sync: false }, 'flush writes it, unsynced');
+  await s.persist({ entries: [], hardState: hs(2, 0, 3), mustSync: true });
+  t.same(batches[2], { n: 1, sync: true }, 'a new term is written at once');
+  await s.persist({ entries: [], hardState: hs(2, 0, 4), mustSync: false });
+  await s.persist({ entries: [ent(4, 2)], mustSync: true });
+  t.same(batches[3], { n: 2, sync: true }, 'a deferred commit rides with the next append');
   await db.close();
 
   const { s: again } = await reopen(t, dir, { voters: [NodeId(9)], learners: [] });
   t.equal(again.fresh, false, 'bootstrap ignored on restart');
-  t.same(again.initialState(), { hardState: hs(1, 1, 3), confState: CONF });
+  t.same(again.initialState(), { hardState: hs(2, 0, 4), confState: CONF });
   t.equal(again.firstIndex(), 1);
-  t.equal(again.lastIndex(), 3);
+  t.equal(again.lastIndex(), 4);
   t.same(
-    again.entries(LogIndex(1), LogIndex(4)).map((e) => new TextDecoder().decode(e.data)),
-    ['e1', 'e2', 'e3'],
+    again.entries(LogIndex(1), LogIndex(5)).map((e) => new TextDecoder().decode(e.data)),
+    ['e1', 'e2', 'e3', 'e4'],
   );
 });
 
