@@ -14,6 +14,7 @@ import type {
   MemberApi,
   MemberInfo,
   MemberStatus,
+  ReadOptions,
   ResponseHeader,
 } from '../../src/server/types.js';
 import { type EmbeddedStore, open } from '../../src/store/index.js';
@@ -68,7 +69,8 @@ export class StoreMember implements MemberApi {
     return { clusterId: CLUSTER_ID, memberId: MEMBER_ID, revision, raftTerm: 2 };
   }
 
-  async range(request: RangeRequest) {
+  /** Every read of the store is consistent; `serializable` changes nothing here. */
+  async range(request: RangeRequest, _options?: ReadOptions) {
     const result = await this.store.range(request);
     return { header: this.header(result.revision), result };
   }

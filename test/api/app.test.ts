@@ -1,0 +1,175 @@
+/**
+ * The app around the routes: CORS and preflight, metrics, health, how member failures are
+ * answered (request errors, stream errors, bugs), what reaches the member, and the router
+ * mounted beside another face.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import t, { type Test } from 'tap';
+import { createRouter } from '../../src/api/index.js';
+import { EtceteraError } from '../../src/errors.js';
+import type { RangeRequest } from '../../src/store/types.js';
+import { send } from './servers.js';
+import { serveApi, StoreMember } from './store-member.js';
+
+const b = (s: string) => Buffer.from(s).toString('base64');
+
+async function setup(t: Test, options = {}) {
+  const member = await StoreMember.open({ dir: t.testdir() });
+  const errors: object[] = [];
+  const api = await serveApi(member, { logger: { error: (o) => errors.push(o) }, ...options });
+  t.teardown(async () => {
+    await api.close();
+    await member.close();
+  });
+  return { member, api, url: api.url, errors };
+}
+
+t.test('CORS headers and preflight, as etcd sends them', async (t) => {
+  const { url } = await setup(t);
+  const r = await fetch(`${url}/v3/kv/range`, { method: 'POST', body: `{"key":"${b('a')}"}` });
+  t.equal(r.headers.get('access-control-allow-origin'), '*');
+  t.equal(r.headers.get('content-type'), 'application/json');
+  const pre = await fetch(`${url}/v3/kv/put`, { method: 'OPTIONS' });
+  t.equal(pre.status, 200);
+  t.match(pre.headers.get('access-control-allow-methods'), /POST/);
+  const bad = await fetch(`${url}/v3/kv/put`, { method: 'GET' });
+  t.equal(bad.status, 405);
+  t.equal(bad.headers.get('allow'), 'POST');
+});
+
+t.test('metrics: the member registry with the API series', async (t) => {
+  const { url } = await setup(t);
+  await send(url, 'POST', '/v3/kv/put', `{"key":"${b('a')}","value":"${b('1')}"}`);
+  await send(url, 'POST', '/v3/kv/put', '{}');
+  const r = await fetch(`${url}/metrics`);
+  t.match(r.headers.get('content-type'), /text\/plain/);
+  const text = await r.text();
+  t.match(text, /etcetera_api_requests_total\{route="\/v3\/kv\/put",code="200"\} 1/);
+  t.match(text, /etcetera_api_requests_total\{route="\/v3\/kv\/put",code="400"\} 1/);
+  t.match(text, /etcetera_api_request_duration_seconds_count\{route="\/v3\/kv\/put"\} 2/);
+});
+
+t.test('health: 200 {"health":"true"}, or 503 with the reason', async (t) => {
+  const { url, member } = await setup(t);
+  t.same(JSON.parse((await send(url, 'GET', '/health')).text), { health: 'true' });
+  member.health = () => ({ health: false, reason: 'RAFT NO LEADER' });
+  const r = await send(url, 'GET', '/health');
+  t.equal(r.status, 503);
+  t.same(JSON.parse(r.text), { health: 'false', reason: 'RAFT NO LEADER' });
+});
+
+t.test('member failures: etcd errors, stream errors and bugs', async (t) => {
+  const { url, member, errors } = await setup(t);
+  member.write = async () => {
+    throw new EtceteraError('ERR_NO_LEADER');
+  };
+  const noLeader = await send(url, 'POST', '/v3/kv/put', `{"key":"${b('a')}"}`);
+  t.equal(noLeader.status, 503);
+  t.same(JSON.parse(noLeader.text), {
+    error: 'etcdserver: no leader',
+    message: 'etcdserver: no leader',
+    code: 14,
+  });
+
+  member.leaseKeepAlive = async () => {
+    throw new EtceteraError('ERR_TIMEOUT');
+  };
+  const ka = await send(url, 'POST', '/v3/lease/keepalive', '{"ID":5}');
+  t.equal(ka.status, 503, 'a keepalive failure is a gateway stream error');
+  t.same(JSON.parse(ka.text), {
+    error: {
+      grpc_code: 14,
+      http_code: 503,
+      message: 'etcdserver: request timed out',
+      http_status: 'Service Unavailable',
+    },
+  });
+
+  member.range = async () => {
+    throw new TypeError('cannot read properties of undefined');
+  };
+  const bug = await send(url, 'POST', '/v3/kv/range', `{"key":"${b('a')}"}`);
+  t.equal(bug.status, 500);
+  t.same(JSON.parse(bug.text), {
+    error: 'etcetera: internal error',
+    message: 'etcetera: internal error',
+    code: 2,
+  });
+  t.equal(errors.length, 1, 'the bug is logged, request errors are not');
+
+  member.write = async () => ({
+    header: member.header(),
+    result: { op: 'noop', result: { revision: member.header().revision } },
+  });
+  t.equal(
+    (await send(url, 'POST', '/v3/kv/put', `{"key":"${b('a')}"}`)).status,
+    500,
+    'an answer of the wrong kind is a bug',
+  );
+});
+
+t.test('what reaches the member', async (t) => {
+  const { url, member } = await setup(t);
+  const seen: Array<{ request: RangeRequest; serializable: boolean | undefined }> = [];
+  const range = member.range.bind(member);
+  member.range = async (request, options) => {
+    seen.push({ request, serializable: options?.serializable });
+    return range(request);
+  };
+  await send(url, 'POST', '/v3/kv/range', `{"key":"${b('a')}","serializable":true,"limit":"3"}`);
+  await send(url, 'POST', '/v3/kv/range', `{"key":"${b('a')}","rangeEnd":"${b('b')}"}`);
+  t.equal(seen[0]?.serializable, true, 'serializable reads are asked for as such');
+  t.equal(seen[0]?.request.limit, 3);
+  t.equal(seen[1]?.serializable, false);
+  t.same(seen[1]?.request.rangeEnd, new Uint8Array(Buffer.from('b')));
+
+  const add = await send(
+    url,
+    'POST',
+    '/v3/cluster/member/add',
+    '{"peerURLs":["http://10.0.0.1:2380"],"isLearner":true}',
+  );
+  const added = JSON.parse(add.text) as { member: { ID: string; isLearner: boolean } };
+  t.equal(added.member.isLearner, true);
+  const promoted = await send(
+    url,
+    'POST',
+    '/v3/cluster/member/promote',
+    JSON.stringify({ ID: added.member.ID }),
+  );
+  t.equal(promoted.status, 200);
+  const members = JSON.parse(promoted.text) as {
+    members: Array<{ ID: string; isLearner?: boolean }>;
+  };
+  t.notOk(members.members.find((m) => m.ID === added.member.ID)?.isLearner, 'promoted');
+});
+
+t.test('maxRequestBytes: the option overrides the member', async (t) => {
+  const { url } = await setup(t, { maxRequestBytes: 100 });
+  const r = await send(
+    url,
+    'POST',
+    '/v3/kv/put',
+    JSON.stringify({ key: b('a'), value: b('x'.repeat(200)) }),
+  );
+  t.match(JSON.parse(r.text), { message: 'etcdserver: request is too large' });
+});
+
+t.test('the router beside another face: unknown paths fall through', async (t) => {
+  const member = await StoreMember.open({ dir: t.testdir() });
+  const app = express();
+  app.use(createRouter(member));
+  app.get('/apis', (_req, res) => void res.json({ other: true }));
+  const server = createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await member.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  t.same(JSON.parse((await send(url, 'GET', '/apis')).text), { other: true });
+  t.equal((await send(url, 'POST', '/v3/kv/range', `{"key":"${b('a')}"}`)).status, 200);
+});
