@@ -50,6 +50,8 @@ export class KubeWatcher {
   private overflowing = false;
   lastWriteMs: number;
   lastBookmarkMs: number;
+  /** Events offered by the hub (a measure of how well the index spares this watcher). */
+  offered = 0;
   /** Set by the hub: removes the watcher from its index. */
   onClosed: ((w: KubeWatcher) => void) | undefined;
 
@@ -67,6 +69,7 @@ export class KubeWatcher {
 
   /** Called by the hub for every event of the watcher's resource that may concern it. */
   offer(e: KubeEvent): void {
+    this.offered++;
     if (this.state === WatcherState.live) this.deliver(e);
     else if (this.state === WatcherState.replaying) this.pending.push(e);
   }
