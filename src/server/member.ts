@@ -65,6 +65,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   private clients: ClientListeners | undefined;
   private boundPeerUrls: URL[] = [];
   private removed = false;
+  private lastLeader: NodeId = NONE;
   private failure: Error | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -304,7 +305,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   // --- events from Raft and apply ---
 
   private onLeaderChange(c: LeaderChange): void {
-    if (c.leader !== NONE) this.w.metrics.leaderChanges.inc();
+    if (c.leader !== NONE && c.leader !== this.lastLeader) this.w.metrics.leaderChanges.inc();
     if (c.role === Role.Leader) {
       // As etcd: the old leader's expiry clocks are unknown here, so every lease restarts.
       this.store.refreshLeases();
@@ -314,9 +315,11 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     } else {
       this.w.reaper.stop();
       this.w.compactor.stop();
-      if (c.leader === NONE) this.logger.warn({ term: c.term }, 'no leader');
-      else this.logger.info({ leader: String(c.leader), term: c.term }, 'following leader');
+      if (c.leader !== NONE)
+        this.logger.info({ leader: String(c.leader), term: c.term }, 'following leader');
+      else if (this.lastLeader !== NONE) this.logger.warn({ term: c.term }, 'lost the leader');
     }
+    this.lastLeader = c.leader;
     this.w.presence.leaderChanged(c.leader !== NONE);
   }
 

@@ -1,0 +1,164 @@
+/**
+ * Members as child processes (`node <compiled>/cli.js serve ...`) on loopback ports, for the
+ * tests that need real process death (SIGKILL). Each child's stdout (pino JSON lines) and
+ * stderr are kept for assertions and printed when a test fails.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { freePorts, waitFor } from '../helpers.js';
+import { type Status, status } from './http.js';
+
+export interface ProcMember {
+  name: string;
+  client: string;
+  peer: string;
+  dataDir: string;
+  child: ChildProcess | undefined;
+  exited: Promise<void>;
+  lines: string[];
+}
+
+export class ProcCluster {
+  readonly members = new Map<string, ProcMember>();
+
+  private constructor(
+    private readonly cli: string,
+    private readonly root: string,
+    private readonly flags: string[],
+  ) {}
+
+  /** Starts a new cluster of `names`; resolves when every member answers. */
+  static async start(
+    cli: string,
+    root: string,
+    names: string[],
+    flags: string[] = [],
+  ): Promise<ProcCluster> {
+    const c = new ProcCluster(cli, root, flags);
+    const ports = await freePorts(2 * names.length);
+    names.forEach((name, i) => {
+      c.members.set(name, {
+        name,
+        client: `http://127.0.0.1:${ports[2 * i]}`,
+        peer: `http://127.0.0.1:${ports[2 * i + 1]}`,
+        dataDir: join(root, name),
+        child: undefined,
+        exited: Promise.resolve(),
+        lines: [],
+      });
+    });
+    const initial = [...c.members.values()].map((m) => `${m.name}=${m.peer}`).join(',');
+    for (const name of names) {
+      c.spawn(name, [
+        '--initial-cluster',
+        initial,
+        '--initial-advertise-peer-urls',
+        c.get(name).peer,
+        '--initial-cluster-token',
+        'proc-test',
+      ]);
+    }
+    await Promise.all(names.map((n) => c.waitUp(n)));
+    return c;
+  }
+
+  get(name: string): ProcMember {
+    const m = this.members.get(name);
+    if (m === undefined) throw new Error(`no member ${name}`);
+    return m;
+  }
+
+  /** Starts (or restarts) a member process; `extra` adds flags (none needed on restart). */
+  spawn(name: string, extra: string[] = []): void {
+    const m = this.get(name);
+    const args = [
+      this.cli,
+      'serve',
+      '--name',
+      name,
+      '--data-dir',
+      m.dataDir,
+      '--listen-client-urls',
+      m.client,
+      '--listen-peer-urls',
+      m.peer,
+      '--heartbeat-interval',
+      '50',
+      '--election-timeout',
+      '500',
+      ...this.flags,
+      ...extra,
+    ];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    m.child = child;
+    const keep = (prefix: string) => (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line !== '') m.lines.push(prefix + line);
+    };
+    child.stdout?.on('data', keep(''));
+    child.stderr?.on('data', keep('stderr: '));
+    m.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+  }
+
+  async waitUp(name: string, timeoutMs = 20_000): Promise<void> {
+    await waitFor(
+      `${name} to answer`,
+      async () => (await status(this.get(name).client)) !== undefined,
+      timeoutMs,
+      50,
+    );
+  }
+
+  /** SIGKILL: no shutdown code runs. */
+  async kill9(name: string): Promise<void> {
+    const m = this.get(name);
+    m.child?.kill('SIGKILL');
+    await m.exited;
+    m.child = undefined;
+  }
+
+  async terminate(name: string): Promise<void> {
+    const m = this.get(name);
+    m.child?.kill('SIGTERM');
+    await m.exited;
+    m.child = undefined;
+  }
+
+  running(): ProcMember[] {
+    return [...this.members.values()].filter((m) => m.child !== undefined);
+  }
+
+  /** The leader every running member agrees on, as member name. */
+  async agreedLeader(): Promise<string | undefined> {
+    const all = await Promise.all(this.running().map((m) => status(m.client)));
+    if (all.some((s) => s === undefined)) return undefined;
+    const ss = all as Status[];
+    const leader = ss[0]?.leader;
+    if (leader === undefined || leader === '0' || ss.some((s) => s.leader !== leader))
+      return undefined;
+    const i = ss.findIndex((s) => s.memberId === leader);
+    return i < 0 ? undefined : this.running()[i]?.name;
+  }
+
+  async waitLeader(timeoutMs = 10_000): Promise<string> {
+    let leader: string | undefined;
+    await waitFor(
+      'an agreed leader',
+      async () => (leader = await this.agreedLeader()) !== undefined,
+      timeoutMs,
+      25,
+    );
+    return leader!;
+  }
+
+  /** Every kept log line, prefixed with its member's name (printed on failure). */
+  logs(): string {
+    return [...this.members.values()]
+      .flatMap((m) => m.lines.map((l) => `${m.name} | ${l}`))
+      .join('\n');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.running().map((m) => this.terminate(m.name)));
+  }
+}
