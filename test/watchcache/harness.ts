@@ -4,6 +4,8 @@
  * and the cache), and helpers to read watch responses with a deadline.
  */
 
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Test } from 'tap';
 import { open } from '../../src/store/index.js';
 import type { EventBatch, Revision, WatchableStore } from '../../src/store/types.js';
@@ -43,8 +45,13 @@ export const memoryStore: StoreFactory = async () => {
   };
 };
 
+let levelDirs = 0;
+
+/** A LevelDB store in a fresh directory under the test's t.testdir(). */
 export const levelStore: StoreFactory = async (t) => {
-  const s = await open({ dir: t.testdir(), sync: false, leaseCheckIntervalMs: 0 });
+  const dir = join(t.testdir(), `store-${++levelDirs}`);
+  await mkdir(dir, { recursive: true });
+  const s = await open({ dir, sync: false, leaseCheckIntervalMs: 0 });
   const log: EventBatch[] = [];
   s.subscribe((batch) => log.push(batch));
   const txn = async (ops: WriteOp[]): Promise<Revision> => {

@@ -35,6 +35,7 @@ export class MemoryStore implements WatchableStore {
   private readonly log: EventBatch[] = [];
   private readonly state = new Map<string, KeyValue>();
   private readonly listeners = new Set<(b: EventBatch) => void>();
+  private muted = false;
   private readonly resetListeners = new Set<(r: Revision) => void>();
 
   put(key: string, value: string): Revision {
@@ -58,7 +59,7 @@ export class MemoryStore implements WatchableStore {
     this.currentRevision = rev;
     const batch: EventBatch = { revision: rev, events };
     this.log.push(batch);
-    for (const l of this.listeners) l(batch);
+    if (!this.muted) for (const l of this.listeners) l(batch);
     return rev;
   }
 
@@ -70,6 +71,16 @@ export class MemoryStore implements WatchableStore {
       throw new EtceteraError('ERR_FUTURE_REV', { currentRevision: this.currentRevision });
     }
     this.compactRevision = Revision(revision);
+  }
+
+  /** Applies writes without telling subscribers (they arrive by a snapshot, see resetTo). */
+  silently(fn: () => void): void {
+    this.muted = true;
+    try {
+      fn();
+    } finally {
+      this.muted = false;
+    }
   }
 
   /** Simulates a snapshot install: the revision jumps to `revision` (writes nobody saw). */

@@ -56,10 +56,17 @@ function stripPrevKv(ev: Event): Event {
 
 export class ObjectEncoder implements FrameEncoder<Sized> {
   eventFrames(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly Sized[] {
-    const events = selectedEvents(entry, view, w.prevKv);
-    let bytes = FRAME_OVERHEAD;
-    for (const ev of events) bytes += eventBytes(ev, w.prevKv);
-    return [{ response: { type: 'events', revision: entry.batch.revision, events }, bytes }];
+    // The frame itself is immutable and shared by every watcher with this selection.
+    const cacheKey = `objf:${w.prevKv ? 'p' : 'n'}:${view.key}`;
+    let frames = entry.encodings.get(cacheKey) as readonly Sized[] | undefined;
+    if (frames === undefined) {
+      const events = selectedEvents(entry, view, w.prevKv);
+      let bytes = FRAME_OVERHEAD;
+      for (const ev of events) bytes += eventBytes(ev, w.prevKv);
+      frames = [{ response: { type: 'events', revision: entry.batch.revision, events }, bytes }];
+      entry.encodings.set(cacheKey, frames);
+    }
+    return frames;
   }
 
   progressFrame(revision: Revision): Sized {

@@ -1,0 +1,152 @@
+/**
+ * Fan-out properties: the index does O(1) work per event however many watchers there are;
+ * work per event-loop turn is capped (a setImmediate runs in the middle of a large fan-out);
+ * each event is encoded once per format and the bytes are shared; writes to one connection are
+ * coalesced to one per turn.
+ */
+import t from 'tap';
+import { Cacher } from '../../src/watchcache/cacher.js';
+import { Connection } from '../../src/watchcache/connection.js';
+import {
+  type EtcdFrame,
+  EtcdJsonFormat,
+  etcdJsonStats,
+} from '../../src/watchcache/encoders/etcd-json.js';
+import { objectEncoder } from '../../src/watchcache/encoders/object.js';
+import type { FrameSink } from '../../src/watchcache/types.js';
+import { turns } from './harness.js';
+import { MemoryStore } from './memory-store.js';
+
+const key = (i: number) => `/k/${String(i).padStart(5, '0')}`;
+
+t.test('10,000 watchers on distinct keys: O(1) match work per event', async (t) => {
+  const store = new MemoryStore();
+  const cacher = new Cacher(store);
+  t.teardown(() => cacher.close());
+  const ws = Array.from({ length: 10_000 }, (_, i) =>
+    cacher.addWatcher({ key: key(i) }, objectEncoder),
+  );
+  const before = cacher.stats().matchWork;
+  for (let i = 0; i < 100; i++) store.put(key((i * 7919) % 10_000), `v${i}`);
+  await turns(3);
+  const perEvent = (cacher.stats().matchWork - before) / 100;
+  t.ok(perEvent <= 1, `${perEvent} units of match work per event with 10,000 exact-key watchers`);
+  const got = ws.filter((w) => w.queuedFrames > 0).length;
+  t.equal(got, 100, 'each put reached exactly its one watcher');
+
+  // A few prefix lengths and intervals add a bounded amount, still not O(watchers).
+  for (let i = 0; i < 1000; i++)
+    cacher.addWatcher({ key: `/k/${String(i).padStart(3, '0')}`, prefix: true }, objectEncoder);
+  for (let i = 0; i < 1000; i++) {
+    cacher.addWatcher({ key: key(i * 10), rangeEnd: `${key(i * 10)}~` }, objectEncoder);
+  }
+  const before2 = cacher.stats().matchWork;
+  for (let i = 0; i < 100; i++) store.put(key((i * 31) % 10_000), `w${i}`);
+  await turns(3);
+  const perEvent2 = (cacher.stats().matchWork - before2) / 100;
+  t.ok(perEvent2 < 60, `${perEvent2} units per event with 12,000 watchers of three kinds`);
+});
+
+t.test('a setImmediate runs during a large fan-out (work per turn is capped)', async (t) => {
+  const store = new MemoryStore();
+  const cacher = new Cacher(store, { maxDeliveriesPerTurn: 500 });
+  t.teardown(() => cacher.close());
+  const ws = Array.from({ length: 10_000 }, () =>
+    cacher.addWatcher({ key: '/p/', prefix: true }, objectEncoder),
+  );
+  store.put('/p/x', 'v');
+  const seen = await new Promise<number>((resolve) => {
+    setImmediate(() => resolve(ws.filter((w) => w.queuedFrames > 0).length));
+  });
+  t.ok(seen > 0 && seen < 10_000, `the other callback ran with ${seen} of 10,000 watchers served`);
+  await turns(25);
+  t.equal(ws.filter((w) => w.queuedFrames > 0).length, 10_000, 'then everyone got it');
+});
+
+t.test(
+  'each event is encoded once per format; framing is spliced around shared bytes',
+  async (t) => {
+    const store = new MemoryStore();
+    const cacher = new Cacher(store);
+    t.teardown(() => cacher.close());
+    const format = new EtcdJsonFormat({
+      header: () => ({
+        clusterId: '14841639068965178418',
+        memberId: '10276657743932975437',
+        raftTerm: '2',
+      }),
+    });
+    store.put('/p/a', 'old');
+    const plain = Array.from({ length: 500 }, (_, i) =>
+      cacher.addWatcher({ key: '/p/', prefix: true }, format, { watchId: i + 1 }),
+    );
+    const withPrev = Array.from({ length: 500 }, (_, i) =>
+      cacher.addWatcher({ key: '/p/', prefix: true, prevKv: true }, format, { watchId: i + 1 }),
+    );
+    const start = { ...etcdJsonStats };
+    store.put('/p/a', 'new');
+    await turns(3);
+    t.equal(etcdJsonStats.events - start.events, 2, 'one encoding per prevKv variant');
+    t.equal(etcdJsonStats.heads - start.heads, 1, 'one header');
+    t.equal(etcdJsonStats.tails - start.tails, 2, 'one events tail per variant');
+    const frames = [...plain, ...withPrev].map((w) => w.take(Number.POSITIVE_INFINITY).frames[0]!);
+    const heads = new Set(frames.map((f) => f.chunks[0]));
+    const tails = new Set(frames.map((f) => f.chunks[f.chunks.length - 1]));
+    t.equal(heads.size, 1, 'every frame shares the same head bytes');
+    t.equal(tails.size, 2, 'and one of two tails');
+    const text = Buffer.concat(frames[41]!.chunks).toString();
+    t.equal(
+      text,
+      '{"result":{"header":{"cluster_id":"14841639068965178418","member_id":"10276657743932975437","revision":"3","raft_term":"2"},"watch_id":"42","events":[{"kv":{"key":"L3AvYQ==","create_revision":"2","mod_revision":"3","version":"2","value":"bmV3"}}]}}',
+    );
+    t.ok(
+      JSON.parse(Buffer.concat(frames[600]!.chunks).toString()).result.events[0].prev_kv,
+      'prev_kv variant',
+    );
+
+    // A txn touching several keys: watchers with the same selection share its tail too.
+    const one = Array.from({ length: 100 }, (_, i) =>
+      cacher.addWatcher({ key: '/q/1' }, format, { watchId: i }),
+    );
+    const before = { ...etcdJsonStats };
+    store.txn([
+      { op: 'put', key: '/q/0', value: 'a' },
+      { op: 'put', key: '/q/1', value: 'b' },
+      { op: 'put', key: '/q/2', value: 'c' },
+    ]);
+    await turns(3);
+    t.equal(etcdJsonStats.tails - before.tails, 1, 'one tail for the /q/1 selection');
+    t.equal(etcdJsonStats.events - before.events, 1, 'only the selected event was encoded');
+    t.equal(new Set(one.map((w) => w.take(1e9).frames[0]!.chunks.at(-1))).size, 1);
+  },
+);
+
+class CountingSink implements FrameSink<EtcdFrame> {
+  writes: EtcdFrame[][] = [];
+  write(frames: readonly EtcdFrame[]): void {
+    this.writes.push([...frames]);
+  }
+  bufferedBytes(): number {
+    return 0;
+  }
+  onceDrain(): void {}
+}
+
+t.test('writes to one connection are coalesced: one write per event-loop turn', async (t) => {
+  const store = new MemoryStore();
+  const cacher = new Cacher(store);
+  t.teardown(() => cacher.close());
+  const format = new EtcdJsonFormat();
+  const sink = new CountingSink();
+  const conn = new Connection(cacher, sink);
+  for (let i = 0; i < 100; i++) {
+    conn.attach(cacher.addWatcher({ key: '/p/', prefix: true }, format, { watchId: i + 1 }));
+  }
+  for (let i = 0; i < 10; i++) store.put('/p/x', `v${i}`);
+  await turns(5);
+  t.equal(sink.writes.length, 1, 'one write');
+  t.equal(sink.writes[0]!.length, 1000, 'carrying 10 events for 100 watchers');
+  store.put('/p/x', 'again');
+  await turns(5);
+  t.equal(sink.writes.length, 2, 'a later turn, a second write');
+});
