@@ -97,13 +97,19 @@ export class Writer {
   }
 }
 
+/**
+ * Reads a buffer. Byte strings come out as views into it, not copies: a small typed array
+ * with its own backing store costs an allocation the garbage collector must track, and
+ * the transport decodes thousands of entries a second. So the input must never be
+ * mutated once read (frames from the socket and values from LevelDB never are); the
+ * price is that a view keeps its whole frame alive as long as the entry is held.
+ */
 export class Reader {
   private pos = 0;
   private readonly buf: Uint8Array;
 
   constructor(input: Uint8Array) {
-    // A plain Uint8Array view, even over a Node Buffer: Buffer#slice would alias the
-    // (possibly pooled) frame buffer, and decoded byte strings must own their memory.
+    // A plain Uint8Array view even over a Node Buffer, so views handed out are plain too.
     this.buf =
       input.constructor === Uint8Array
         ? input
@@ -158,18 +164,19 @@ export class Reader {
     return b === 1;
   }
 
-  /** A length-prefixed byte string, copied out so it outlives the frame buffer. */
+  /** A length-prefixed byte string (a view into the input, see the class comment). */
   bytes(): Uint8Array {
     const n = this.uvarint();
     this.need(n);
-    const out = this.buf.slice(this.pos, this.pos + n);
+    const out = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return out;
   }
 
+  /** `n` raw bytes (a view into the input). */
   raw(n: number): Uint8Array {
     this.need(n);
-    const out = this.buf.slice(this.pos, this.pos + n);
+    const out = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return out;
   }
