@@ -75,7 +75,8 @@ export async function listFromStore(
   const chunk = limit > 0 ? Math.min(Math.max(limit * 2, 100), 5000) : 5000;
   for (;;) {
     const page = await kube.storage.range(prefix, cursor, end, at, chunk);
-    at = page.revision;
+    // The store answers with its current revision; a read at a given one stays at it.
+    if (at === 0) at = page.revision;
     for (const s of page.items) {
       const key = new TextDecoder().decode(s.kv.key);
       cursor = key;
