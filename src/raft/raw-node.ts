@@ -19,6 +19,7 @@ import {
   type RaftConfig,
   type RawNode,
   type Ready,
+  type ReadState,
   Role,
   type SnapshotStatus,
   type SoftState,
@@ -31,10 +32,15 @@ import { isValidMessage, validateConfig } from './validate.js';
 
 /** What the outstanding Ready handed out, to be confirmed by advance(). */
 interface InFlight {
-  readonly lastEntry: { index: LogIndex; term: Term } | undefined;
+  readonly lastIndex: LogIndex | undefined;
+  readonly lastTerm: Term | undefined;
   readonly snapshotIndex: LogIndex | undefined;
   readonly committed: readonly Entry[];
 }
+
+const NO_ENTRIES: readonly Entry[] = Object.freeze([]);
+const NO_MESSAGES: readonly Message[] = Object.freeze([]);
+const NO_READS: readonly ReadState[] = Object.freeze([]);
 
 export function createRawNode(config: RaftConfig): RawNode {
   return new RawNodeImpl(config);
@@ -124,8 +130,12 @@ export class RawNodeImpl implements RawNode {
       r.log.unstable.snapshot !== undefined ||
       r.log.hasNextCommittedEntries() ||
       r.confChanged ||
-      !softEqual(r.softState(), this.prevSoft) ||
-      !hardEqual(r.hardState(), this.prevHard)
+      // Compared field by field: this runs after every input, so it must not allocate.
+      r.lead !== this.prevSoft.leader ||
+      r.role !== this.prevSoft.role ||
+      r.term !== this.prevHard.term ||
+      r.vote !== this.prevHard.vote ||
+      r.log.committed !== this.prevHard.commit
     );
   }
 
@@ -133,37 +143,41 @@ export class RawNodeImpl implements RawNode {
     invariant(this.inFlight === undefined, 'ready() called again before advance()');
     const r = this.raft;
     r.flushBroadcast();
-    const entries = r.log.unstable.entries.slice();
-    const snapshot = r.log.unstable.snapshot;
-    const committedEntries = r.log.nextCommittedEntries();
-    const soft = r.softState();
-    const hard = r.hardState();
-    const rd: Mutable<Ready> = {
+    const log = r.log;
+    const u = log.unstable;
+    // Called once per input in a busy driver: allocate only what carries something.
+    const entries = u.entries.length > 0 ? u.entries.slice() : NO_ENTRIES;
+    const committedEntries = log.hasNextCommittedEntries()
+      ? log.nextCommittedEntries()
+      : NO_ENTRIES;
+    const ps = this.prevSoft;
+    const ph = this.prevHard;
+    const softChanged = r.lead !== ps.leader || r.role !== ps.role;
+    const termOrVote = r.term !== ph.term || r.vote !== ph.vote;
+    const hardChanged = termOrVote || log.committed !== ph.commit;
+    if (softChanged) this.prevSoft = r.softState();
+    if (hardChanged) this.prevHard = r.hardState();
+    const rd: Ready = {
+      softState: softChanged ? this.prevSoft : undefined,
+      hardState: hardChanged ? this.prevHard : undefined,
       entries,
+      snapshot: u.snapshot,
+      messages: r.msgs.length > 0 ? r.msgs : NO_MESSAGES,
+      messagesAfterPersist: r.msgsAfterPersist.length > 0 ? r.msgsAfterPersist : NO_MESSAGES,
       committedEntries,
-      messages: r.msgs,
-      messagesAfterPersist: r.msgsAfterPersist,
-      readStates: r.readStates,
-      mustSync:
-        entries.length > 0 ||
-        snapshot !== undefined ||
-        hard.term !== this.prevHard.term ||
-        hard.vote !== this.prevHard.vote,
+      readStates: r.readStates.length > 0 ? r.readStates : NO_READS,
+      confState: r.confChanged ? r.tracker.conf : undefined,
+      mustSync: entries.length > 0 || u.snapshot !== undefined || termOrVote,
     };
-    if (!softEqual(soft, this.prevSoft)) rd.softState = soft;
-    if (!hardEqual(hard, this.prevHard)) rd.hardState = hard;
-    if (snapshot !== undefined) rd.snapshot = snapshot;
-    if (r.confChanged) rd.confState = r.tracker.conf;
-    this.prevSoft = soft;
-    this.prevHard = hard;
-    r.msgs = [];
-    r.msgsAfterPersist = [];
-    r.readStates = [];
+    if (r.msgs.length > 0) r.msgs = [];
+    if (r.msgsAfterPersist.length > 0) r.msgsAfterPersist = [];
+    if (r.readStates.length > 0) r.readStates = [];
     r.confChanged = false;
     const last = entries[entries.length - 1];
     this.inFlight = {
-      lastEntry: last === undefined ? undefined : { index: last.index, term: last.term },
-      snapshotIndex: snapshot?.metadata.index,
+      lastIndex: last?.index,
+      lastTerm: last?.term,
+      snapshotIndex: u.snapshot?.metadata.index,
       committed: committedEntries,
     };
     return rd;
@@ -178,7 +192,7 @@ export class RawNodeImpl implements RawNode {
       r.log.stableSnapTo(f.snapshotIndex);
       r.log.appliedTo(f.snapshotIndex);
     }
-    if (f.lastEntry !== undefined) r.log.stableTo(f.lastEntry.index, f.lastEntry.term);
+    if (f.lastIndex !== undefined) r.log.stableTo(f.lastIndex, f.lastTerm!);
     r.onStable();
     const last = f.committed[f.committed.length - 1];
     if (last !== undefined) {
@@ -209,8 +223,6 @@ export class RawNodeImpl implements RawNode {
   }
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
 function throwIfRefused(res: StepResult): void {
   switch (res) {
     case 'ok':
@@ -222,12 +234,4 @@ function throwIfRefused(res: StepResult): void {
     case 'invalidConf':
       throw new EtceteraError('ERR_RAFT_INVALID_CONF_CHANGE');
   }
-}
-
-function softEqual(a: SoftState, b: SoftState): boolean {
-  return a.leader === b.leader && a.role === b.role;
-}
-
-function hardEqual(a: HardState, b: HardState): boolean {
-  return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
 }

@@ -286,8 +286,9 @@ export type MessageType = Message['type'];
 
 /**
  * One batch of work for the driver. Handle it in the order the fields are listed, then call
- * `advance()`. Arrays are owned by the driver after `ready()` returns; the entries and
- * snapshots inside are shared and must not be mutated.
+ * `advance()`. The core never touches a Ready's arrays again, so the driver may keep them;
+ * they are read-only (empty ones are shared), and the entries and snapshots inside are
+ * shared with the core: never mutate them.
  */
 export interface Ready {
   /**
