@@ -229,13 +229,18 @@ export class RaftDriver extends EventEmitter<Events> {
     };
   }
 
-  /** Stops ticking, lets the current Ready and queued applies finish, fails every waiter. */
+  /**
+   * Stops ticking, lets the current Ready and queued applies finish, flushes storage and
+   * fails every waiter. The transport and the database stay open: the member owns them.
+   */
   async stop(): Promise<void> {
     if (this.stopped && this.loop === undefined) return;
     this.stopped = true;
     this.ticker?.cancel();
     await this.loop;
     await this.applier?.idle();
+    // Writes a deferred commit index; a storage that already failed has nothing to add.
+    await this.o.storage.flush().catch(() => {});
     const err = this.failure ?? stoppedError(undefined);
     this.proposals.failAll(err);
     this.reads.failAll(err);

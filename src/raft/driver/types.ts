@@ -64,6 +64,7 @@ export type DurableStorage = Pick<
   | 'persist'
   | 'createSnapshot'
   | 'compact'
+  | 'flush'
 >;
 
 /** What the driver needs of a transport (RaftTransport, or a fake in tests). */
