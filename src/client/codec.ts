@@ -66,17 +66,21 @@ export function prefixEnd(key: Uint8Array): Uint8Array {
   return new Uint8Array([0]); // every key is below a prefix of all 0xff: read to the end
 }
 
-/** range_end for a key selector (base64), or undefined for a single key. */
-export function rangeEndOf(key: KeyLike, s: KeySelector): string | undefined {
-  if (s.prefix) return b64(prefixEnd(toBytes(key)));
-  if (s.fromKey) return b64(new Uint8Array([0]));
-  return s.rangeEnd === undefined ? undefined : b64(s.rangeEnd);
+/**
+ * The wire key and range_end of a key selector. As etcd's Go client does, an empty key with
+ * `prefix` or `fromKey` means every key (key and range_end "\0").
+ */
+export function selector(key: KeyLike, s: KeySelector): { key: string; range_end?: string } {
+  const k = toBytes(key);
+  if ((s.prefix || s.fromKey) && k.length === 0) return { key: 'AA==', range_end: 'AA==' };
+  if (s.prefix) return { key: b64(k), range_end: b64(prefixEnd(k)) };
+  if (s.fromKey) return { key: b64(k), range_end: 'AA==' };
+  return { key: b64(k), range_end: s.rangeEnd === undefined ? undefined : b64(s.rangeEnd) };
 }
 
 export function encodeRange(key: KeyLike, o: RangeOptions = {}): Json {
   return {
-    key: b64(key),
-    range_end: rangeEndOf(key, o),
+    ...selector(key, o),
     limit: o.limit,
     revision: o.revision,
     sort_order: o.sortOrder,
@@ -103,13 +107,12 @@ export function encodePut(key: KeyLike, value: KeyLike, o: PutOptions = {}): Jso
 }
 
 export function encodeDelete(key: KeyLike, o: DeleteOptions = {}): Json {
-  return { key: b64(key), range_end: rangeEndOf(key, o), prev_kv: o.prevKv };
+  return { ...selector(key, o), prev_kv: o.prevKv };
 }
 
 function encodeCompare(c: Compare): Json {
   const base = {
-    key: b64(c.key),
-    range_end: rangeEndOf(c.key, c),
+    ...selector(c.key, c),
     target: c.target,
     result: c.result,
   };

@@ -14,7 +14,7 @@
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { GrpcCode } from '../errors.js';
-import { b64, decodeEvent, decodeHeader, rangeEndOf } from './codec.js';
+import { decodeEvent, decodeHeader, selector } from './codec.js';
 import { ClientError } from './errors.js';
 import type { Json, Transport } from './transport.js';
 import type { KeyLike, ResponseHeader, WatchBatch, WatchOptions } from './types.js';
@@ -68,8 +68,7 @@ export class Watch {
     ];
     return {
       create_request: {
-        key: b64(this.key),
-        range_end: rangeEndOf(this.key, this.options),
+        ...selector(this.key, this.options),
         start_revision: this.nextRevision > 0 ? this.nextRevision : undefined,
         progress_notify: this.options.progressNotify,
         filters: filters.length > 0 ? filters : undefined,
