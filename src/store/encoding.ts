@@ -181,26 +181,57 @@ export const TOMBSTONE = new Uint8Array(0);
 
 // --- change records (rev sublevel) -------------------------------------------------------
 
+/**
+ * What changed at one (revision, sub-revision). A PUT carries its whole KV record, so that
+ * replaying history never depends on hist (which keeps one record per key and revision:
+ * the key's state at the end of that revision, and a txn may put a key and then delete it).
+ */
 export interface ChangeRecord {
   type: EventType;
-  /** The key's previous modRevision (0: the change created the key). */
+  /** The key's modRevision before the change's txn (0: it did not exist). */
   prevMod: number;
   key: Uint8Array;
+  /** For PUT: the KV record written. */
+  record?: Uint8Array;
 }
 
 export function encodeChange(c: ChangeRecord): Uint8Array {
-  const b = new Uint8Array(9 + c.key.length);
+  const record = c.record ?? TOMBSTONE;
+  const b = new Uint8Array(13 + c.key.length + record.length);
   b[0] = c.type === 'PUT' ? 0 : 1;
   writeU64(b, 1, c.prevMod);
-  b.set(c.key, 9);
+  writeU32(b, 9, c.key.length);
+  b.set(c.key, 13);
+  b.set(record, 13 + c.key.length);
   return b;
 }
 
 export function decodeChange(b: Uint8Array): ChangeRecord {
-  if (b.length < 10 || (b[0] !== 0 && b[0] !== 1)) {
+  const keyLength = b.length >= 13 ? readU32(b, 9) : -1;
+  if (keyLength < 1 || 13 + keyLength > b.length || (b[0] !== 0 && b[0] !== 1)) {
     throw new EtceteraError('ERR_CORRUPT', { detail: 'bad change record' });
   }
-  return { type: b[0] === 0 ? 'PUT' : 'DELETE', prevMod: readU64(b, 1), key: b.slice(9) };
+  const key = b.slice(13, 13 + keyLength);
+  const prevMod = readU64(b, 1);
+  if (b[0] === 1) return { type: 'DELETE', prevMod, key };
+  return { type: 'PUT', prevMod, key, record: b.subarray(13 + keyLength) };
+}
+
+function writeU32(buf: Uint8Array, offset: number, n: number): void {
+  buf[offset] = n >>> 24;
+  buf[offset + 1] = (n >>> 16) & 0xff;
+  buf[offset + 2] = (n >>> 8) & 0xff;
+  buf[offset + 3] = n & 0xff;
+}
+
+function readU32(buf: Uint8Array, offset: number): number {
+  return (
+    (((buf[offset] as number) << 24) |
+      ((buf[offset + 1] as number) << 16) |
+      ((buf[offset + 2] as number) << 8) |
+      (buf[offset + 3] as number)) >>>
+    0
+  );
 }
 
 // --- keys as strings (for in-memory maps) -------------------------------------------------

@@ -239,19 +239,16 @@ export async function* historyAt(
       const changes = entries
         .map(([k, v]) => ({ ...decodeRevKey(k), change: decodeChange(v) }))
         .filter((c) => intervalContains(iv, c.change.key));
-      const lookups: Uint8Array[] = [];
-      for (const c of changes) {
-        lookups.push(encodeHistKey(c.change.key, c.main));
-        lookups.push(encodeHistKey(c.change.key, c.change.prevMod));
-      }
-      const values = await db.hist.getMany(lookups, { snapshot });
+      // Only the previous versions need hist: a PUT carries its own record.
+      const prevs = await db.hist.getMany(
+        changes.map((c) => encodeHistKey(c.change.key, c.change.prevMod)),
+        { snapshot },
+      );
       for (const [i, c] of changes.entries()) {
-        const cur = values[2 * i];
-        const prev = c.change.prevMod > 0 ? values[2 * i + 1] : undefined;
-        const kv =
-          c.change.type === 'PUT' && cur && cur.length > 0
-            ? decodeKv(c.change.key, cur)
-            : deletedKv(c.change.key, c.main);
+        const prev = c.change.prevMod > 0 ? prevs[i] : undefined;
+        const kv = c.change.record
+          ? decodeKv(c.change.key, c.change.record)
+          : deletedKv(c.change.key, c.main);
         const event: Event =
           prev && prev.length > 0
             ? { type: c.change.type, kv, prevKv: decodeKv(c.change.key, prev) }

@@ -119,7 +119,12 @@ export class WriteTxn {
       type: 'put',
       sublevel: db.rev,
       key: encodeRevKey(rev, this.events.length),
-      value: encodeChange({ type: 'PUT', prevMod: eventPrev?.modRevision ?? 0, key: kv.key }),
+      value: encodeChange({
+        type: 'PUT',
+        prevMod: eventPrev?.modRevision ?? 0,
+        key: kv.key,
+        record,
+      }),
     });
     this.events.push(eventPrev ? { type: 'PUT', kv, prevKv: eventPrev } : { type: 'PUT', kv });
     return prevKv;
