@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `etcetera` command. `etcetera serve [flags]` (or `etcetera [flags]`) runs one member
- * with etcd's flags; `etcetera version` prints the version.
+ * with etcd's flags; `etcetera version` prints the version; get, put, del, txn, watch, lease,
+ * compact, member and endpoint are the client commands (src/cli/client.ts, loaded only for
+ * them so that serving starts without the client's modules).
  *
  * Signals: SIGTERM or SIGINT stops the member gracefully (a leader hands over first) and
  * exits 0; a second signal exits at once. A member removed from its cluster stops and exits 0.
@@ -9,9 +11,7 @@
 import { isEtceteraError } from './errors.js';
 import { resolveConfig } from './server/config.js';
 import { parseServeArgs, SERVE_USAGE } from './server/flags.js';
-import { ETCD_VERSION, Member } from './server/member.js';
-
-const VERSION = '0.1.0';
+import { ETCD_VERSION, ETCETERA_VERSION } from './server/version.js';
 
 async function serve(args: string[]): Promise<void> {
   if (args.includes('--help') || args.includes('-h')) {
@@ -19,6 +19,7 @@ async function serve(args: string[]): Promise<void> {
     return;
   }
   const config = resolveConfig(parseServeArgs(args));
+  const { Member } = await import('./server/member.js');
   const member = await Member.start(config);
   let exiting = false;
   const shutdown = (code: number, why: string) => {
@@ -48,14 +49,22 @@ export async function main(argv: string[]): Promise<void> {
     case 'serve':
       return serve(rest);
     case 'version':
-      process.stdout.write(`etcetera Version: ${VERSION}\nAPI Version: ${ETCD_VERSION}\n`);
+      process.stdout.write(`etcetera Version: ${ETCETERA_VERSION}\nAPI Version: ${ETCD_VERSION}\n`);
       return;
     case 'help':
       process.stdout.write(SERVE_USAGE);
       return;
-    default:
-      process.stderr.write(`etcetera: unknown command ${JSON.stringify(first)}\n${SERVE_USAGE}`);
+    default: {
+      const { CLIENT_COMMANDS, runClientCommand } = await import('./cli/client.js');
+      if (CLIENT_COMMANDS.includes(first)) {
+        process.exitCode = await runClientCommand(argv);
+        return;
+      }
+      process.stderr.write(
+        `etcetera: unknown command ${JSON.stringify(first)}; serve, version, ${CLIENT_COMMANDS.join(', ')}\n`,
+      );
       process.exitCode = 2;
+    }
   }
 }
 

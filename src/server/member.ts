@@ -41,9 +41,8 @@ import { closeServer, listen } from './peer-http.js';
 import type { MemberRegistry } from './registry.js';
 import type { MemberApi, MemberInfo, MemberStatus, ReadOptions, ResponseHeader } from './types.js';
 import { dataSize, sleep } from './util.js';
-import { type Base, ETCD_VERSION, type Tuning, type Wired, wire } from './wiring.js';
-
-export { ETCD_VERSION } from './wiring.js';
+import { ETCD_VERSION } from './version.js';
+import { type Base, type Tuning, type Wired, wire } from './wiring.js';
 
 export interface MemberOptions extends Tuning {
   /** A logger to use instead of pino on stdout at --log-level. */

@@ -26,9 +26,7 @@ import { createPeerServer } from './peer-http.js';
 import { Presence } from './presence.js';
 import type { MemberRegistry } from './registry.js';
 import { RaftRequests } from './requests.js';
-
-/** The etcd version a member answers as (status, the peer /version). */
-export const ETCD_VERSION = '3.4.23';
+import { ETCD_CLUSTER_VERSION, ETCD_VERSION } from './version.js';
 
 export interface Tuning {
   /** How often the leader looks for expired leases. Default 500 ms. */
@@ -116,7 +114,7 @@ export function wire(b: Base, hooks: Hooks): Wired {
         w.leases.isLeader() ? w.leases.leaderKeepAlive(lease) : undefined,
       timeToLive: (lease: LeaseId, keys: boolean) =>
         w.leases.isLeader() ? w.leases.leaderTimeToLive(lease, keys) : undefined,
-      version: () => ({ etcdserver: ETCD_VERSION, etcdcluster: '3.4.0' }),
+      version: () => ({ etcdserver: ETCD_VERSION, etcdcluster: ETCD_CLUSTER_VERSION }),
     }),
   );
   return w;

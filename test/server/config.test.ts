@@ -1,0 +1,122 @@
+/**
+ * The serve flags and config: etcd's defaults and names, ETCETERA_* variables, validation,
+ * retention parsing, and the deterministic member and cluster IDs.
+ */
+import t from 'tap';
+import { newCluster } from '../../src/server/bootstrap.js';
+import {
+  minLeaseTtlSeconds,
+  parseRetention,
+  requestTimeoutMs,
+  resolveConfig,
+  urlString,
+} from '../../src/server/config.js';
+import { envName, parseServeArgs } from '../../src/server/flags.js';
+import { clusterId, memberId, parseMemberId } from '../../src/server/ids.js';
+
+t.test(
+  'no flags: etcd defaults, data in ./default.etcetera, loopback ports 2379/2380',
+  async (t) => {
+    const c = resolveConfig(parseServeArgs([], {}));
+    t.equal(c.name, 'default');
+    t.equal(c.dataDir, 'default.etcetera');
+    t.same(c.listenClientUrls.map(urlString), ['http://127.0.0.1:2379']);
+    t.same(c.advertiseClientUrls.map(urlString), ['http://127.0.0.1:2379']);
+    t.same(c.listenPeerUrls.map(urlString), ['http://127.0.0.1:2380']);
+    t.same(c.initialAdvertisePeerUrls.map(urlString), ['http://127.0.0.1:2380']);
+    t.same([...c.initialCluster.keys()], ['default']);
+    t.equal(c.initialClusterState, 'new');
+    t.equal(c.heartbeatMs, 100);
+    t.equal(c.electionMs, 1000);
+    t.equal(c.maxRequestBytes, 1.5 * 1024 * 1024);
+    t.equal(c.snapshotCount, 100_000);
+    t.equal(c.autoCompactionMode, 'periodic');
+    t.same(parseRetention(c.autoCompactionMode, c.autoCompactionRetention), { kind: 'off' });
+    t.equal(c.logLevel, 'info');
+    t.equal(resolveConfig({ name: 'x' }).dataDir, 'x.etcetera', 'the data dir follows the name');
+  },
+);
+
+t.test('flags in both forms; environment variables; a flag beats its variable', async (t) => {
+  const env = {
+    ETCETERA_NAME: 'from-env',
+    ETCETERA_SNAPSHOT_COUNT: '500',
+    ETCETERA_INITIAL_CLUSTER_TOKEN: 'tok',
+  };
+  const input = parseServeArgs(
+    ['--name=flag', '--heartbeat-interval', '50', '--election-timeout=600'],
+    env,
+  );
+  t.equal(input.name, 'flag');
+  t.equal(input.snapshotCount, 500);
+  t.equal(input.initialClusterToken, 'tok');
+  t.equal(input.heartbeatMs, 50);
+  t.equal(input.electionMs, 600);
+  t.equal(envName('listen-client-urls'), 'ETCETERA_LISTEN_CLIENT_URLS');
+});
+
+t.test('bad flags fail before anything starts, naming the flag', async (t) => {
+  t.throws(() => parseServeArgs(['--nmae', 'x'], {}), { code: 'ERR_INVALID_ARGUMENT' });
+  t.throws(
+    () => parseServeArgs(['--snapshot-count', 'lots'], {}),
+    /--snapshot-count must be a number/,
+  );
+  t.throws(() => resolveConfig({ heartbeatMs: 300, electionMs: 1000 }), /at least 5 times/);
+  t.throws(() => resolveConfig({ listenClientUrls: 'https://127.0.0.1:1' }), /only http/);
+  t.throws(() => resolveConfig({ listenClientUrls: 'not a url' }), /not a URL/);
+  t.throws(() => resolveConfig({ initialCluster: 'a' }), /not name=url/);
+  t.throws(() => resolveConfig({ initialClusterState: 'old' }), /new, existing/);
+  t.throws(() => resolveConfig({ autoCompactionMode: 'hourly' }), /periodic, revision/);
+  t.throws(() => resolveConfig({ autoCompactionRetention: '1 day' }), /not a duration/);
+  t.throws(
+    () => resolveConfig({ autoCompactionMode: 'revision', autoCompactionRetention: '1h' }),
+    /revision count/,
+  );
+  t.throws(() => resolveConfig({ logLevel: 'loud' }), /--log-level/);
+});
+
+t.test('retention: durations, hours, revisions; etcd-derived timings', async (t) => {
+  t.same(parseRetention('periodic', '1h30m'), { kind: 'periodic', ms: 5_400_000 });
+  t.same(
+    parseRetention('periodic', '2'),
+    { kind: 'periodic', ms: 7_200_000 },
+    'a bare number is hours',
+  );
+  t.same(parseRetention('periodic', '0.5'), { kind: 'periodic', ms: 1_800_000 });
+  t.same(parseRetention('periodic', '90s'), { kind: 'periodic', ms: 90_000 });
+  t.same(parseRetention('revision', '1000'), { kind: 'revision', revisions: 1000 });
+  t.same(parseRetention('revision', '0'), { kind: 'off' });
+  t.equal(minLeaseTtlSeconds(1000), 2, 'etcd: ceil(1.5 × election timeout)');
+  t.equal(minLeaseTtlSeconds(200), 1);
+  t.equal(requestTimeoutMs(1000), 7000);
+});
+
+t.test('member and cluster IDs are deterministic and 53-bit safe', async (t) => {
+  const a = memberId(['http://10.0.0.1:2380'], 'tok');
+  t.equal(a, memberId(['http://10.0.0.1:2380'], 'tok'), 'same URLs and token, same ID');
+  t.not(a, memberId(['http://10.0.0.1:2380'], 'other'), 'the token separates clusters');
+  t.not(a, memberId(['http://10.0.0.1:2380'], 'tok', 1), 'member add mixes in the time');
+  t.equal(
+    memberId(['http://b:1', 'http://a:1'], 't'),
+    memberId(['http://a:1', 'http://b:1'], 't'),
+    'URL order does not matter',
+  );
+  t.ok(Number.isSafeInteger(a) && a > 0);
+  const cfg = resolveConfig({
+    name: 'a',
+    initialCluster: 'a=http://h:1,b=http://h:2,c=http://h:3',
+  });
+  const one = newCluster(cfg);
+  const two = newCluster(
+    resolveConfig({
+      name: 'b',
+      initialCluster: 'c=http://h:3,a=http://h:1,b=http://h:2',
+      initialAdvertisePeerUrls: 'http://h:2',
+    }),
+  );
+  t.equal(one.clusterId, two.clusterId, 'every member computes the same cluster ID');
+  t.equal(one.clusterId, clusterId(one.members.map((m) => m.id)));
+  t.equal(parseMemberId(String(a)), a);
+  t.equal(parseMemberId(`0x${a.toString(16)}`), a, 'etcdctl prints IDs in hex');
+  t.equal(parseMemberId('nope'), undefined);
+});
