@@ -90,7 +90,7 @@ export class Applier {
 
   enqueueSnapshot(snap: Snapshot): void {
     this.schedule(async () => {
-      await this.d.app.restore?.(snap);
+      await restoreInto(this.d.app, snap);
       const meta = snap.metadata;
       this.applied = meta.index;
       this.appApplied = LogIndex(Math.max(this.appApplied, meta.index));
@@ -187,6 +187,16 @@ export class Applier {
     const compactTo = LogIndex(at - catchUpEntries);
     if (compactTo >= storage.firstIndex()) await storage.compact(compactTo);
   }
+}
+
+/** Installs a snapshot; an application that cannot would silently diverge, so that is fatal. */
+export async function restoreInto(app: RaftApplication, snap: Snapshot): Promise<void> {
+  if (app.restore === undefined) {
+    throw new Error(
+      `a snapshot at ${snap.metadata.index} arrived but the application has no restore()`,
+    );
+  }
+  await app.restore(snap);
 }
 
 export function stoppedError(failure: Error | undefined): EtceteraError {

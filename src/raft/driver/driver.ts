@@ -37,7 +37,7 @@ import {
   type SnapshotStatus,
   Term,
 } from '../types.js';
-import { Applier, stoppedError } from './applier.js';
+import { Applier, restoreInto, stoppedError } from './applier.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
 import { newToken, open, wrap } from './envelope.js';
 import { type Committed, PendingProposals, ReadBarriers } from './pending.js';
@@ -87,7 +87,7 @@ export class RaftDriver extends EventEmitter<Events> {
     const { hardState, confState } = storage.initialState();
     let appApplied = this.o.appliedIndex ?? LogIndex(0);
     if (appApplied < snapshot.metadata.index) {
-      await app.restore?.(snapshot);
+      await restoreInto(app, snapshot);
       appApplied = snapshot.metadata.index;
     }
     this.applier = new Applier(
