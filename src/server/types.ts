@@ -17,6 +17,7 @@ import type {
   Revision,
   WatchableStore,
 } from '../store/types.js';
+import type { Cacher } from '../watchcache/cacher.js';
 
 export interface ResponseHeader {
   clusterId: string;
@@ -95,6 +96,12 @@ export interface MemberApi {
    * handlers and the Kubernetes face read from it, never from the store directly.
    */
   readonly watchSource: WatchableStore;
+  /**
+   * The member's watch cache over `watchSource` (one per member, shared by every face so
+   * each event is encoded once per format). Optional so that test doubles need not build
+   * one; a real member always has it.
+   */
+  readonly watchCache?: Cacher;
   /** Prometheus metrics of this member (GET /metrics serves it). */
   readonly metrics: Registry;
   /** The request size limit in bytes (--max-request-bytes). */
