@@ -316,6 +316,9 @@ export class Cacher implements CatchUpHost {
       if (d.pos < targets.length) return;
       this.current = null;
       this.dispatchIndex++;
+      // The shared encodings have done their job; queued frames keep the bytes they use. A
+      // replay from the window later encodes the entry again (once, for all its readers).
+      entry.encodings.clear();
       this._dispatchedRevision = entry.batch.revision;
       this.metrics.dispatchLatency.observe((this.options.clock.now() - entry.receivedAtMs) / 1000);
       used++; // an entry nobody watches still costs a little
