@@ -76,10 +76,24 @@ const countingApp = {
   restore: () => {},
 };
 
+/** Durations of synced Ready writes (all members), to tell disk stalls from our own. */
+let fsyncHist = newHist();
+
+function newHist() {
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000 });
+}
+
 async function openStorage(dir: string, conf: ConfState) {
   const db = new Level(dir);
   await db.open();
   const storage = await LevelRaftStorage.open(db, { bootstrap: conf });
+  const persist = storage.persist.bind(storage);
+  storage.persist = async (rd) => {
+    const t0 = performance.now();
+    await persist(rd);
+    if (rd.mustSync)
+      fsyncHist.recordValue(Math.max(1, Math.round((performance.now() - t0) * 1000)));
+  };
   return { db, storage };
 }
 
@@ -146,10 +160,13 @@ interface Row {
   p99Ms: number;
   maxMs: number;
   errors: number;
+  /** Synced Ready writes during the run, all members: how much of the tail is the disk. */
+  fsyncP50Ms: number;
+  fsyncP99Ms: number;
 }
 
 async function drive(leader: RaftDriver, concurrency: number, seconds: number) {
-  const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000 });
+  const hist = newHist();
   let commits = 0;
   let errors = 0;
   const end = performance.now() + seconds * 1000;
@@ -177,6 +194,7 @@ async function runCell(scenario: Scenario, concurrency: number): Promise<Row> {
   try {
     const leader = members[0]!.driver;
     if (WARMUP > 0) await drive(leader, concurrency, WARMUP);
+    fsyncHist = newHist();
     const { hist, commits, errors, elapsed } = await drive(leader, concurrency, SECONDS);
     return {
       scenario,
@@ -187,6 +205,8 @@ async function runCell(scenario: Scenario, concurrency: number): Promise<Row> {
       p99Ms: hist.getValueAtPercentile(99) / 1000,
       maxMs: hist.maxValue / 1000,
       errors,
+      fsyncP50Ms: fsyncHist.getValueAtPercentile(50) / 1000,
+      fsyncP99Ms: fsyncHist.getValueAtPercentile(99) / 1000,
     };
   } finally {
     for (const m of members) await m.close();
@@ -207,7 +227,9 @@ function commit(): string {
 async function main(): Promise<void> {
   const rows: Row[] = [];
   const scenarios = args.scenarios.split(',') as Scenario[];
-  console.log('scenario   in-flight  commits/s   p50 ms   p99 ms   max ms  errors');
+  console.log(
+    'scenario   in-flight  commits/s   p50 ms   p99 ms   max ms  errors  fsync p50/p99 ms',
+  );
   for (const scenario of scenarios) {
     for (const c of CONCURRENCY) {
       const r = await runCell(scenario, c);
@@ -215,7 +237,8 @@ async function main(): Promise<void> {
       console.log(
         `${r.scenario.padEnd(10)} ${String(c).padStart(9)} ${String(r.commitsPerSec).padStart(10)} ` +
           `${r.p50Ms.toFixed(2).padStart(8)} ${r.p99Ms.toFixed(2).padStart(8)} ` +
-          `${r.maxMs.toFixed(2).padStart(8)} ${String(r.errors).padStart(7)}`,
+          `${r.maxMs.toFixed(2).padStart(8)} ${String(r.errors).padStart(7)}  ` +
+          `${r.fsyncP50Ms.toFixed(2)}/${r.fsyncP99Ms.toFixed(2)}`,
       );
     }
   }
