@@ -21,9 +21,25 @@ export interface ClientFace {
   close?(): Promise<void> | void;
 }
 
-/** The etcd v3 JSON API (src/api) over `member`, with failures that are not request errors logged. */
+/**
+ * The API faces (src/api) over `member`. Hooks the factory's result may carry, which the
+ * listeners then wire: `handleUpgrade(req, socket, head)` (websocket watches; returns false
+ * for paths it does not serve) and `close()` (ends open streams at stop).
+ */
 export function apiFace(member: MemberApi, logger: Logger): ClientFace {
-  return { handler: createApp(member, { logger }) };
+  const app = createApp(member, { logger }) as RequestHandler & {
+    handleUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+    close?: () => Promise<void> | void;
+  };
+  const face: ClientFace = { handler: app };
+  const upgrade = app.handleUpgrade;
+  if (typeof upgrade === 'function') {
+    face.upgrade = (req, socket, head) => {
+      if (!upgrade.call(app, req, socket, head)) socket.destroy();
+    };
+  }
+  if (typeof app.close === 'function') face.close = () => app.close?.();
+  return face;
 }
 
 /** Listening client servers; `urls` are the bound addresses (port 0 resolved). */

@@ -175,6 +175,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     return this.store;
   }
 
+  get watchCache() {
+    return this.w.watchCache;
+  }
+
   get isLearner(): boolean {
     return this.registry.get(this.id)?.isLearner === true;
   }
@@ -366,6 +370,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.w.reaper.stop();
     this.w.compactor.stop();
     await this.clients?.close();
+    this.w.watchCache.close();
     await this.handOverLeadership();
     await this.w.driver.stop();
     await this.w.transport.close();

@@ -14,6 +14,7 @@ import type { LevelRaftStorage } from '../raft/level-storage.js';
 import { type ConfChange, LogIndex, NONE, type NodeId } from '../raft/types.js';
 import type { ApplyOutcome, Store } from '../store/store.js';
 import type { LeaseId } from '../store/types.js';
+import { Cacher } from '../watchcache/cacher.js';
 import { MemberApplication } from './apply.js';
 import { AutoCompactor } from './compaction.js';
 import { type MemberConfig, parseRetention, requestTimeoutMs } from './config.js';
@@ -66,6 +67,8 @@ export interface Wired {
   reaper: LeaseReaper;
   compactor: AutoCompactor;
   presence: Presence;
+  /** The watch cache over the store (MemberApi.watchCache). */
+  watchCache: Cacher;
   /** One per --listen-peer-urls entry, all serving the same transport. */
   peerServers: Server[];
   syncPeers(): void;
@@ -107,6 +110,7 @@ export function wire(b: Base, hooks: Hooks): Wired {
     waitLeader: (deadline) => w.requests.waitLeader(deadline),
   });
   wireTimers(b, w, hooks);
+  w.watchCache = new Cacher(b.store, { registry: w.metrics.registry });
   w.peerServers = b.config.listenPeerUrls.map(() =>
     createPeerServer(w.transport, {
       cluster: () => b.registry.toRecord(),

@@ -150,3 +150,19 @@ t.test('stop fails new requests with ERR_CLOSED', async (t) => {
   await t.rejects(m.write({ op: 'put', key: enc('x'), value: enc('y') }), { code: 'ERR_CLOSED' });
   await m.stop(); // idempotent
 });
+
+t.test('the watch cache follows the applied writes', async (t) => {
+  const m = await startSingle(t.testdir());
+  t.teardown(() => m.stop());
+  await waitFor('leader', () => m.health().health);
+  const it = m.watchCache.watchIterator({ key: 'w/', prefix: true });
+  await m.write({ op: 'put', key: enc('w/1'), value: enc('a') });
+  await m.write({ op: 'deleteRange', key: enc('w/1') });
+  const seen: string[] = [];
+  for await (const r of it) {
+    if (r.type !== 'events') continue;
+    for (const e of r.events) seen.push(`${e.type} ${dec(e.kv.key)}`);
+    if (seen.length === 2) break;
+  }
+  t.same(seen, ['PUT w/1', 'DELETE w/1']);
+});
