@@ -163,6 +163,8 @@ interface Row {
   /** Synced Ready writes during the run, all members: how much of the tail is the disk. */
   fsyncP50Ms: number;
   fsyncP99Ms: number;
+  /** Process CPU (user + system) per commit, all members together: robust to a busy host. */
+  cpuUsPerCommit: number;
 }
 
 async function drive(leader: RaftDriver, concurrency: number, seconds: number) {
@@ -195,7 +197,9 @@ async function runCell(scenario: Scenario, concurrency: number): Promise<Row> {
     const leader = members[0]!.driver;
     if (WARMUP > 0) await drive(leader, concurrency, WARMUP);
     fsyncHist = newHist();
+    const cpu0 = process.cpuUsage();
     const { hist, commits, errors, elapsed } = await drive(leader, concurrency, SECONDS);
+    const cpu = process.cpuUsage(cpu0);
     return {
       scenario,
       concurrency,
@@ -207,6 +211,7 @@ async function runCell(scenario: Scenario, concurrency: number): Promise<Row> {
       errors,
       fsyncP50Ms: fsyncHist.getValueAtPercentile(50) / 1000,
       fsyncP99Ms: fsyncHist.getValueAtPercentile(99) / 1000,
+      cpuUsPerCommit: Math.round((cpu.user + cpu.system) / Math.max(1, commits)),
     };
   } finally {
     for (const m of members) await m.close();
@@ -228,7 +233,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const scenarios = args.scenarios.split(',') as Scenario[];
   console.log(
-    'scenario   in-flight  commits/s   p50 ms   p99 ms   max ms  errors  fsync p50/p99 ms',
+    'scenario   in-flight  commits/s   p50 ms   p99 ms   max ms  errors  cpu us/commit  fsync p50/p99 ms',
   );
   for (const scenario of scenarios) {
     for (const c of CONCURRENCY) {
@@ -237,7 +242,8 @@ async function main(): Promise<void> {
       console.log(
         `${r.scenario.padEnd(10)} ${String(c).padStart(9)} ${String(r.commitsPerSec).padStart(10)} ` +
           `${r.p50Ms.toFixed(2).padStart(8)} ${r.p99Ms.toFixed(2).padStart(8)} ` +
-          `${r.maxMs.toFixed(2).padStart(8)} ${String(r.errors).padStart(7)}  ` +
+          `${r.maxMs.toFixed(2).padStart(8)} ${String(r.errors).padStart(7)} ` +
+          `${String(r.cpuUsPerCommit).padStart(14)}  ` +
           `${r.fsyncP50Ms.toFixed(2)}/${r.fsyncP99Ms.toFixed(2)}`,
       );
     }
