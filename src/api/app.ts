@@ -2,7 +2,8 @@
  * The etcd v3 JSON API as an express 5 app over one member.
  *
  * Every route is a POST of one JSON message, dispatched from a table (kv.ts, lease.ts,
- * cluster.ts) by exact path; GET /health, /metrics and /version are plain handlers. The
+ * cluster.ts) by exact path; /v3/watch streams (watch-mount.ts); GET /health, /metrics and
+ * /version are plain handlers. The
  * request path of a POST route, in order, and who may refuse it:
  *   1. the raw body is read up to a byte bound (body.ts)          → request is too large
  *   2. it is parsed as JSON                                       → malformed JSON
@@ -12,9 +13,11 @@
  * Nothing reaches the member before step 5, so a refused request changes nothing.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { EtceteraError, GrpcCode, isEtceteraError } from '../errors.js';
 import type { MemberApi } from '../server/types.js';
+import type { Cacher } from '../watchcache/index.js';
 import { parseJson, rawBodyLimit, readBody } from './body.js';
 import { clusterRoutes } from './etcd/cluster.js';
 import { kvRoutes } from './etcd/kv.js';
@@ -29,6 +32,7 @@ import {
   streamChunk,
   streamErrorChunk,
 } from './respond.js';
+import { WATCH_PATH, WatchMount, type WatchMountOptions } from './watch-mount.js';
 
 export interface ApiLogger {
   error(obj: object, msg?: string): void;
@@ -41,6 +45,22 @@ export interface ApiOptions {
   maxRequestBytes?: number;
   /** Where failures that are not request errors are reported (pino fits). */
   logger?: ApiLogger;
+  /** A watch cache to share with other faces; default: one made on the first watch. */
+  cacher?: Cacher;
+  /** Watch stream tuning (fragment size, per-stream high water mark). */
+  watch?: WatchMountOptions['watch'];
+}
+
+/** The etcd face of a member: the app, its websocket upgrades, and its shutdown. */
+export interface EtcdApi {
+  /** The whole app: routes, JSON 404 for unknown paths, JSON 500 for bugs. */
+  readonly app: Express;
+  /** The routes alone (unknown paths fall through), to mount beside other faces. */
+  readonly router: express.Router;
+  /** For the HTTP server's 'upgrade' event: true when it took the socket (ws on /v3/watch). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Ends watch streams and the watch cache this face made. */
+  close(): Promise<void>;
 }
 
 export const DEFAULT_VERSION = { server: '3.4.23', cluster: '3.4.0' } as const;
@@ -50,11 +70,43 @@ const POST_ROUTES: ReadonlyMap<string, Route> = new Map(
 );
 const GET_ROUTES = new Set(['/health', '/metrics', '/version']);
 
-/**
- * The API's routes as a router with no catch-all, for a server that mounts other faces
- * beside it. Unknown paths fall through to the next handler.
- */
+/** The etcd face over `member`: routes, /v3/watch (HTTP stream and websockets), lifecycle. */
+export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): EtcdApi {
+  const maxRequestBytes = options.maxRequestBytes ?? member.maxRequestBytes;
+  const watch = new WatchMount(member, {
+    cacher: options.cacher,
+    maxRequestBytes,
+    watch: options.watch,
+  });
+  const router = buildRouter(member, options, watch);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(router);
+  app.use((req: Request, res: Response) => sendError(res, routeNotFound(req.path)));
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (!isEtceteraError(err)) options.logger?.error({ err }, 'etcd API: unexpected failure');
+    sendError(res, err);
+  });
+  return {
+    app,
+    router,
+    handleUpgrade: (req, socket, head) => watch.handleUpgrade(req, socket, head),
+    close: () => watch.close(),
+  };
+}
+
+/** The whole app (createEtcdApi's `app`); websocket watches need createEtcdApi's handleUpgrade. */
+export function createApp(member: MemberApi, options: ApiOptions = {}): Express {
+  return createEtcdApi(member, options).app;
+}
+
+/** The routes alone, unknown paths falling through (createEtcdApi's `router`). */
 export function createRouter(member: MemberApi, options: ApiOptions = {}): express.Router {
+  return createEtcdApi(member, options).router;
+}
+
+function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount): express.Router {
   const router = express.Router();
   const ctx: RouteContext = {
     member,
@@ -65,6 +117,11 @@ export function createRouter(member: MemberApi, options: ApiOptions = {}): expre
   const version = options.version ?? DEFAULT_VERSION;
 
   router.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.path === WATCH_PATH) {
+      if (req.method === 'OPTIONS') return sendPreflight(res);
+      if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+      return watch.http(req, res);
+    }
     const route = POST_ROUTES.get(req.path);
     if (route === undefined) return next();
     if (req.method === 'OPTIONS') return sendPreflight(res);
@@ -99,20 +156,6 @@ export function createRouter(member: MemberApi, options: ApiOptions = {}): expre
     methodNotAllowed(res, 'GET');
   });
   return router;
-}
-
-/** The API as a whole app: the router, a JSON 404 for unknown paths, a JSON 500 for bugs. */
-export function createApp(member: MemberApi, options: ApiOptions = {}): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.use(createRouter(member, options));
-  app.use((req: Request, res: Response) => sendError(res, routeNotFound(req.path)));
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    if (!isEtceteraError(err)) options.logger?.error({ err }, 'etcd API: unexpected failure');
-    sendError(res, err);
-  });
-  return app;
 }
 
 async function servePost(

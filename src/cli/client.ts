@@ -5,7 +5,7 @@
  *
  * Exit codes as etcdctl's: 0 ok, 1 the server refused, 2 no server answered, 128 bad usage.
  */
-import { Client, ClientError } from '../client/index.js';
+
 import {
   formatDelete,
   formatGet,
@@ -29,6 +29,7 @@ import {
   parseTxn,
   usageError,
 } from '../client/etcdctl-txn.js';
+import { Client, ClientError } from '../client/index.js';
 import type { RangeOptions, SortOrder, SortTarget } from '../client/types.js';
 
 export interface ClientIo {

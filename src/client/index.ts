@@ -1,13 +1,13 @@
 /** src/client: a typed client for etcd's v3 JSON API (etcetera's and etcd's). Public surface. */
+
+export type { ClientOptions } from './client.js';
 export { Client } from './client.js';
 export { prefixEnd, text, toBytes } from './codec.js';
 export { ClientError, isClientError } from './errors.js';
-export { LeaseKeeper } from './lease-keeper.js';
-export { SortOrder, SortTarget } from './types.js';
-export { Watch } from './watch.js';
-
-export type { ClientOptions } from './client.js';
 export type { LeaseKeeperOptions } from './lease-keeper.js';
+export { LeaseKeeper } from './lease-keeper.js';
 export type { TransportOptions } from './transport.js';
 export type * from './types.js';
+export { SortOrder, SortTarget } from './types.js';
 export type { WatchHandlers } from './watch.js';
+export { Watch } from './watch.js';

@@ -11,7 +11,7 @@ import { createRouter } from '../../src/api/index.js';
 import { EtceteraError } from '../../src/errors.js';
 import type { RangeRequest } from '../../src/store/types.js';
 import { send } from './servers.js';
-import { serveApi, StoreMember } from './store-member.js';
+import { StoreMember, serveApi } from './store-member.js';
 
 const b = (s: string) => Buffer.from(s).toString('base64');
 

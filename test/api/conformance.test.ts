@@ -8,7 +8,9 @@
  *
  * Re-record the expectations from a real etcd: ETCETERA_RECORD_CONFORMANCE=1 npx tap test/api/conformance.test.ts
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { CASES, type Case } from './conformance/cases.js';
 import { type Answer, normalise, parseAnswer } from './conformance/normalise.js';
@@ -90,11 +92,12 @@ t.test('a real etcd gives the recorded answers', async (t) => {
   t.teardown(() => target.close());
   const answers = await session(target);
   if (RECORD) {
-    // One line per case, so a change in etcd's answers shows as a small diff.
-    const lines = CASES.map(
-      (c) => `${JSON.stringify(c.name)}: ${JSON.stringify(answers.get(c.name))}`,
-    );
-    writeFileSync(EXPECTED_FILE, `{\n${lines.join(',\n')}\n}\n`);
+    const out = Object.fromEntries(CASES.map((c) => [c.name, answers.get(c.name)]));
+    writeFileSync(EXPECTED_FILE, JSON.stringify(out));
+    // In the repository's format, so `biome check` passes and a change shows as a small diff.
+    spawnSync('npx', ['biome', 'format', '--write', fileURLToPath(EXPECTED_FILE)], {
+      stdio: 'ignore',
+    });
     t.pass(`recorded ${CASES.length} answers from etcd`);
     return;
   }

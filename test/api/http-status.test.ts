@@ -1,7 +1,7 @@
 /** The one table from error codes to HTTP status (src/api/http-status.ts) stays complete and true. */
 import t from 'tap';
-import { REASONS } from '../../src/api/k8s/status.js';
 import { HTTP_STATUS, HTTP_STATUS_BY_GRPC, httpStatusOf } from '../../src/api/http-status.js';
+import { REASONS } from '../../src/api/k8s/status.js';
 import { ERRORS, errorCodes } from '../../src/errors.js';
 
 t.test('every error code has a row', async (t) => {

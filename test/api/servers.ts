@@ -4,11 +4,12 @@
  * started for the test with its own data dir and ports. Each starts fresh (revision 1).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import { resolveConfig } from '../../src/server/config.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { Member } from '../../src/server/member.js';
-import { serveApi, StoreMember } from './store-member.js';
+import { StoreMember, serveApi } from './store-member.js';
 
 export interface Target {
   name: string;
@@ -19,13 +20,14 @@ export interface Target {
 export async function startDouble(
   dir: string,
   o: { maxRequestBytes?: number } = {},
-): Promise<Target & { member: StoreMember }> {
+): Promise<Target & { member: StoreMember; server: Server }> {
   const member = await StoreMember.open({ dir, minLeaseTtl: 2, ...o });
   const api = await serveApi(member);
   return {
     name: 'etcetera (store double)',
     url: api.url,
     member,
+    server: api.server,
     close: async () => {
       await api.close();
       await member.close();

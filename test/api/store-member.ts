@@ -8,7 +8,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import { createApp, type ApiOptions } from '../../src/api/index.js';
+import { type ApiOptions, createEtcdApi } from '../../src/api/index.js';
 import { EtceteraError } from '../../src/errors.js';
 import type {
   MemberApi,
@@ -164,18 +164,22 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** Serves the API for `member` on 127.0.0.1 on a free port. */
+/** Serves the API for `member` on 127.0.0.1 on a free port, websocket watches included. */
 export async function serveApi(member: MemberApi, options: ApiOptions = {}): Promise<ApiServer> {
-  const server = createServer(createApp(member, options));
+  const api = createEtcdApi(member, options);
+  const server = createServer(api.app);
+  server.on('upgrade', (req, socket, head) => {
+    if (!api.handleUpgrade(req, socket, head)) socket.destroy();
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      await api.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

@@ -218,3 +218,38 @@ t.test(
     none.close();
   },
 );
+
+t.test('watch over the server: events once and in order across dropped connections', async (t) => {
+  const target = await startDouble(t.testdir());
+  const writer = new Client({ endpoints: [target.url] });
+  const watcher = new Client({ endpoints: [target.url] });
+  t.teardown(async () => {
+    writer.close();
+    watcher.close();
+    await target.close();
+  });
+  await writer.put('w/0', 'before');
+  const seen: string[] = [];
+  const watch = watcher.watch('w/', { prefix: true, startRevision: 2, prevKv: true }, (b) => {
+    for (const e of b.events) seen.push(`${e.type} ${text(e.kv.key)}@${e.kv.modRevision}`);
+  });
+  await watch.ready;
+  for (let round = 0; round < 3; round++) {
+    for (let i = 1; i <= 5; i++) await writer.put(`w/${i}`, `r${round}`);
+    await writer.delete(`w/${round + 1}`);
+    // Cut every open connection (the watch stream among them); the watch resumes.
+    target.server.closeAllConnections();
+  }
+  const until = Date.now() + 5000;
+  while (seen.length < 1 + 3 * 6 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await watch.close();
+  t.equal(seen.length, 19, 'every change once');
+  t.same(seen[0], 'PUT w/0@2', 'from the start revision');
+  const revs = seen.map((s) => Number(s.split('@')[1]));
+  t.same(
+    revs,
+    [...revs].sort((a, b) => a - b),
+    'in revision order',
+  );
+  t.equal(new Set(revs).size, revs.length, 'no revision twice');
+});

@@ -4,16 +4,17 @@
  * (false, 0, "", empty lists), protobuf's JSON mapping without EmitDefaults. Keys are in
  * the order etcd prints them, so answers can be compared by eye.
  */
-import type { LeaseTimeToLive } from '../../store/types.js';
+
+import type { MemberInfo, MemberStatus, ResponseHeader } from '../../server/types.js';
 import type {
   DeleteRangeResult,
   KeyValue,
+  LeaseTimeToLive,
   PutResult,
   RangeResult,
   ResponseOp,
   TxnResult,
 } from '../../store/types.js';
-import type { MemberInfo, MemberStatus, ResponseHeader } from '../../server/types.js';
 import { encodeBytes } from './wire.js';
 
 export type Json = Record<string, unknown>;
