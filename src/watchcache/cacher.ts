@@ -194,9 +194,9 @@ export class Cacher implements CatchUpHost {
     return Revision(Math.max(0, examined));
   }
 
-  /** Takes frames from a watcher for its consumer, counting them in the metrics. */
-  take<F>(w: Watcher<F>, maxBytes: number): Taken<F> {
-    const t = w.take(maxBytes);
+  /** Takes frames from a watcher for its consumer (appending to `into`), counting them. */
+  take<F>(w: Watcher<F>, maxBytes: number, into?: F[]): Taken<F> {
+    const t = w.take(maxBytes, into);
     if (t.events > 0) this.metrics.eventsSent.inc(t.events);
     if (t.bytes > 0) this.metrics.bytesSent.inc(t.bytes);
     return t;

@@ -101,9 +101,7 @@ export class Connection<F> {
     let room = this.highWaterBytes - this.sink.bufferedBytes();
     for (const w of this.readable) {
       if (room <= 0) break;
-      const t = this.cacher.take(w, room);
-      for (const f of t.frames) out.push(f);
-      room -= t.bytes;
+      room -= this.cacher.take(w, room, out).bytes;
       if (w.queuedFrames === 0) {
         this.readable.delete(w);
         if (w.done) this.forget(w);

@@ -186,14 +186,17 @@ export class Watcher<F> implements Indexed, WatcherInfo {
 
   /**
    * Takes frames in order, at least one if any are queued, stopping once `maxBytes` is reached.
+   * The frames are appended to `into` when given (a connection collects many watchers' frames).
    */
-  take(maxBytes: number): Taken<F> {
-    const out: Taken<F> = { frames: [], bytes: 0, events: 0 };
-    while (this.head < this.queue.length && (out.frames.length === 0 || out.bytes < maxBytes)) {
+  take(maxBytes: number, into: F[] = []): Taken<F> {
+    const out: Taken<F> = { frames: into, bytes: 0, events: 0 };
+    let taken = 0;
+    while (this.head < this.queue.length && (taken === 0 || out.bytes < maxBytes)) {
       const q = this.queue[this.head]!;
       this.queue[this.head] = undefined as unknown as Queued<F>;
       this.head++;
       out.frames.push(q.frame);
+      taken++;
       out.bytes += q.bytes;
       out.events += q.events;
     }
