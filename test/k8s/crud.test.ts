@@ -219,7 +219,11 @@ t.test('patch types: merge, json, strategic, apply; 415 otherwise', async (t) =>
   const noManager = await call(s.url, 'PATCH', `${PODS}/q`, pod('q'), {
     'content-type': 'application/apply-patch+yaml',
   });
-  t.equal(noManager.status, 400);
+  t.equal(noManager.status, 422);
+  t.equal(
+    noManager.body.message,
+    'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+  );
   const apply = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: q\nspec:\n  containers:\n  - name: c\n    image: a\n`;
   const created = await call(s.url, 'PATCH', `${PODS}/q?fieldManager=me`, apply, {
     'content-type': 'application/apply-patch+yaml',
@@ -246,7 +250,8 @@ t.test('dryRun=All validates and answers without storing', async (t) => {
   t.equal(c.body.metadata.name, 'dry');
   t.same(await s.raw(), before);
   const bad = await call(s.url, 'POST', `${PODS}?dryRun=Some`, pod('dry'));
-  t.equal(bad.status, 400);
+  t.equal(bad.status, 422);
+  t.equal(bad.body.details.kind, 'CreateOptions');
   await call(s.url, 'POST', PODS, pod('real'));
   const snapshot = await s.raw();
   const del = await call(s.url, 'DELETE', `${PODS}/real?dryRun=All`);

@@ -252,16 +252,32 @@ if (!kubectl) {
       t.equal(b.stdout.trim(), 'widget.example.com/w1 configured', b.stderr);
       const g = await run(['get', 'wd', 'w1', '-o', 'jsonpath={.spec.size}']);
       t.equal(g.stdout, '6');
+      // Taking over the client-side applied Deployment: kubectl migrates the ownership of
+      // kubectl-client-side-apply to its own apply manager after the first apply.
+      const same = await run(['apply', '--server-side', '-f', join(dir, 'd2.yaml')]);
+      t.equal(same.stdout.trim(), 'deployment.apps/web serverside-applied', same.stderr);
       const ssa = await run(['apply', '--server-side', '-f', join(dir, 'd1.yaml')]);
       t.equal(ssa.stdout.trim(), 'deployment.apps/web serverside-applied', ssa.stderr);
-      const img = await run([
-        'get',
-        'deploy',
-        'web',
-        '-o',
-        'jsonpath={.spec.template.spec.containers[0].image}',
-      ]);
-      t.equal(img.stdout, 'nginx:1.26');
+      const image = async () =>
+        (
+          await run([
+            'get',
+            'deploy',
+            'web',
+            '-o',
+            'jsonpath={.spec.template.spec.containers[0].image}',
+          ])
+        ).stdout;
+      t.equal(await image(), 'nginx:1.26');
+      // Another manager changing a field kubectl owns conflicts, unless it forces.
+      const other = ['apply', '--server-side', '--field-manager=other', '-f', join(dir, 'd2.yaml')];
+      const conflict = await run(other);
+      t.not(conflict.code, 0);
+      t.match(conflict.stderr, /Apply failed with 1 conflict: conflict with "kubectl"/);
+      t.equal(await image(), 'nginx:1.26');
+      const forced = await run([...other, '--force-conflicts']);
+      t.equal(forced.stdout.trim(), 'deployment.apps/web serverside-applied', forced.stderr);
+      t.equal(await image(), 'nginx:1.27');
       const ssaNew = await run([
         'apply',
         '--server-side',

@@ -3,6 +3,7 @@
  * short names, categories, subresources, field-selector labels, printers and a few
  * validations. Kinds built into kubectl get strategic merge patch; CRDs never do.
  */
+import { smpSchemaFor } from './lib/smp-schemas.js';
 import {
   configMapPrinter,
   defaultPrinter,
@@ -81,6 +82,7 @@ function define(s: Spec): ResourceInfo {
     topLevelFields: ['apiVersion', 'kind', 'metadata', ...(s.top ?? SPEC_STATUS)],
     nameRule: s.nameRule ?? 'subdomain',
     printer: s.printer ?? defaultPrinter,
+    mergeSchema: smpSchemaFor(s.group, s.version, s.kind),
     ...(builtinValidators[s.resource] ? { validate: builtinValidators[s.resource] } : {}),
   };
 }

@@ -6,6 +6,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MemberApi } from '../../server/types.js';
 import type { Cacher } from '../../watchcache/index.js';
 import type { Admission } from './admission.js';
+import {
+  type PatchKind,
+  validateCreateOptions,
+  validatePatchOptions,
+  validateUpdateOptions,
+} from './lib/options.js';
+import { managerOf } from './managed.js';
 import type { ResourcePath } from './paths.js';
 import type { KindRegistry } from './registry.js';
 import { badRequest } from './status.js';
@@ -105,4 +112,34 @@ export function parseFieldValidation(query: URLSearchParams): FieldValidation {
   if (v === null || v === '') return 'Warn';
   if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
   throw badRequest('fieldValidation parameter must be one of: Ignore, Warn, Strict');
+}
+
+/** What a write request asks for beyond its body, checked as Kubernetes checks it (422). */
+export interface WriteParams {
+  dryRun: boolean;
+  fieldValidation: FieldValidation;
+  manager: string;
+  force: boolean;
+}
+
+export function writeParams(
+  rr: ResourceRequest,
+  verb: 'create' | 'update' | PatchKind,
+): WriteParams {
+  const q = rr.query;
+  const o = {
+    fieldManager: q.get('fieldManager') ?? undefined,
+    force: q.get('force') ?? undefined,
+    dryRun: q.getAll('dryRun'),
+    fieldValidation: q.get('fieldValidation') ?? undefined,
+  };
+  if (verb === 'create') validateCreateOptions(o);
+  else if (verb === 'update') validateUpdateOptions(o);
+  else validatePatchOptions(verb, o);
+  return {
+    dryRun: parseDryRun(q),
+    fieldValidation: parseFieldValidation(q),
+    manager: managerOf(rr.req, q),
+    force: o.force === 'true' || o.force === '1',
+  };
 }

@@ -14,9 +14,10 @@
 import { fieldAt } from './builtins.js';
 import type { Kube } from './context.js';
 import { compileSchema } from './crd-schema.js';
-import { invalidObject } from './lib/errors.js';
+import { invalidObject, KubeLibError } from './lib/errors.js';
 import { type FieldError, forbidden, invalid, required } from './lib/field-errors.js';
 import { validateDns1123Label, validateDns1123Subdomain } from './lib/names.js';
+import { structuralSchemaErrors } from './lib/schema.js';
 import { timestamp } from './meta.js';
 import { AGE_COLUMN, humanDuration } from './printers.js';
 import type { KubeObject, Printer, ResourceInfo, TableColumn } from './types.js';
@@ -113,12 +114,15 @@ function checkVersions(spec: Rec, errs: FieldError[]): void {
     const schema = isRec(v.schema) ? v.schema.openAPIV3Schema : undefined;
     if (!isRec(schema)) errs.push(required(`${at}.schema.openAPIV3Schema`));
     else {
-      try {
-        compileSchema(schema);
-      } catch (e) {
-        errs.push(
-          invalid(`${at}.schema.openAPIV3Schema`, '', e instanceof Error ? e.message : String(e)),
-        );
+      const path = `${at}.schema.openAPIV3Schema`;
+      const structural = structuralSchemaErrors(schema, path);
+      if (structural.length > 0) errs.push(...structural);
+      else {
+        try {
+          compileSchema(schema, path);
+        } catch (e) {
+          errs.push(invalid(path, '', e instanceof KubeLibError ? e.statusMessage : String(e)));
+        }
       }
     }
   });
@@ -271,6 +275,7 @@ export function infosFromCrd(crd: KubeObject): ResourceInfo[] {
       nameRule: 'subdomain',
       validate: (obj) => compiled.validate(obj),
       schema: compiled,
+      mergeSchema: compiled.mergeSchema,
       crd: crd.metadata.name ?? '',
       openApiSchema: schema,
       printer: printerOf(v),

@@ -110,6 +110,7 @@ async function markDeleting(
     dryRun,
     transform: (cur) => cur,
     markDeletion: timestamp(kube.options.now()),
+    manager: 'kube-apiserver',
   });
   return r.obj;
 }
@@ -128,6 +129,7 @@ async function deleteNamespace(kube: Kube, ns: KubeObject, dryRun: boolean): Pro
     transform: (cur) => cur,
     markDeletion: timestamp(kube.options.now()),
     status: { phase: 'Terminating' },
+    manager: 'kube-apiserver',
   });
   // Every resource, served or not (objects of a deleted CRD too): `/registry/<g>/<r>/<ns>/`.
   const refs = new Set(

@@ -4,7 +4,7 @@
  * watch in watch/http.ts.
  */
 import { parseObjectBody, readBody } from './body.js';
-import { type Kube, parseDryRun, parseFieldValidation, type ResourceRequest } from './context.js';
+import { type Kube, type ResourceRequest, writeParams } from './context.js';
 import { decodeWriteObject } from './decode.js';
 import { objectKey } from './keys.js';
 import { asVersion } from './meta.js';
@@ -60,25 +60,24 @@ export async function handleCreate(kube: Kube, rr: ResourceRequest): Promise<voi
   if (rr.info.scope === 'Namespaced' && rr.path.namespace === undefined) {
     throw methodNotAllowed(`${rr.info.resource} can only be created in a namespace`);
   }
-  const dryRun = parseDryRun(rr.query);
-  const mode = parseFieldValidation(rr.query);
+  const w = writeParams(rr, 'create');
   const body = await readObjectBody(kube, rr);
-  const obj = decodeWriteObject(kube, rr, body, mode);
-  const created = await createObject(kube, rr.info, obj, { dryRun });
+  const obj = decodeWriteObject(kube, rr, body, w.fieldValidation);
+  const created = await createObject(kube, rr.info, obj, { dryRun: w.dryRun, manager: w.manager });
   sendObject(kube, rr, 201, created);
 }
 
 export async function handleUpdate(kube: Kube, rr: ResourceRequest): Promise<void> {
-  const dryRun = parseDryRun(rr.query);
-  const mode = parseFieldValidation(rr.query);
+  const w = writeParams(rr, 'update');
   const body = await readObjectBody(kube, rr);
-  const obj = decodeWriteObject(kube, rr, body, mode);
+  const obj = decodeWriteObject(kube, rr, body, w.fieldValidation);
   const result = await updateObject(kube, {
     info: rr.info,
     namespace: rr.path.namespace ?? '',
     name: rr.path.name ?? '',
     subresource: rr.path.subresource === 'status' ? 'status' : undefined,
-    dryRun,
+    dryRun: w.dryRun,
+    manager: w.manager,
     transform: () => structuredClone(obj),
   });
   sendObject(kube, rr, 200, result.obj);

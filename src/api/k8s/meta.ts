@@ -157,7 +157,10 @@ export function prepareUpdate(
   if (o.deletionGracePeriodSeconds !== undefined) {
     m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
   } else delete m.deletionGracePeriodSeconds;
-  delete m.managedFields;
+  // Left out, managedFields stay as stored; given (even []), the request's are used.
+  if (m.managedFields === undefined && o.managedFields !== undefined) {
+    m.managedFields = o.managedFields;
+  }
   if (info.generation) {
     const gen = o.generation ?? 1;
     m.generation = isDeepStrictEqual(specPart(next), specPart(old)) ? gen : gen + 1;

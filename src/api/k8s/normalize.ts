@@ -1,7 +1,7 @@
 /**
  * Per-kind normalisation Kubernetes applies before validation (its strategies'
  * PrepareForCreate/PrepareForUpdate beyond metadata): a Secret's stringData is merged into
- * data as base64 and never stored.
+ * data as base64 and never stored; a CRD schema's defaults are set.
  */
 import type { KubeObject, ResourceInfo } from './types.js';
 
@@ -25,4 +25,6 @@ function secretStringData(obj: KubeObject): void {
 
 export function normalizeObject(info: ResourceInfo, obj: KubeObject): void {
   if (info.group === '' && info.resource === 'secrets') secretStringData(obj);
+  // CRD schemas: defaults after pruning (decode.ts), before validation, as Kubernetes does.
+  info.schema?.applyDefaults?.(obj);
 }

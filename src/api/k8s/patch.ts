@@ -11,24 +11,27 @@
  * re-applies it to the newer object; a resourceVersion in the patch is a precondition.
  */
 
-import { applyMerge } from './apply.js';
-import { asObject, checkDepth, mediaType, parseJsonText, parseYamlText, readBody } from './body.js';
+import { checkDepth, mediaType, parseJsonText, readBody } from './body.js';
 import {
   type FieldValidation,
   type Kube,
-  parseDryRun,
-  parseFieldValidation,
   type ResourceRequest,
+  type WriteParams,
+  writeParams,
 } from './context.js';
 import { applyFieldValidation, checkTypeMeta, decodeWriteObject } from './decode.js';
 import { itemKey as itemKeyOf, sendObject } from './handlers.js';
+import { type ApplyOptions, serverSideApply } from './lib/apply.js';
 import { isJsonObject, type JsonMap } from './lib/json.js';
+import type { PatchKind } from './lib/options.js';
 import { applyJsonPatch, mergePatchObject } from './lib/patch.js';
 import { smpSchemaFor } from './lib/smp-schemas.js';
 import { strategicMerge } from './lib/strategic-merge.js';
+import { parseApplyBody } from './lib/yaml-body.js';
+import { resetFieldsOf } from './managed.js';
 import { asKubeObject } from './meta.js';
 import { badRequest, PATCH_TYPES_ACCEPTED, StatusError, unsupportedMediaType } from './status.js';
-import type { KubeObject, ResourceInfo } from './types.js';
+import { apiVersionOf, type KubeObject, type ResourceInfo } from './types.js';
 import { createObject, updateObject } from './write.js';
 
 export const PatchType = {
@@ -55,7 +58,7 @@ function patchTypeOf(rr: ResourceRequest): PatchType {
   return t as PatchType;
 }
 
-/** Applies a parsed patch of `type` to a copy of the current object. */
+/** Applies a parsed (non-apply) patch of `type` to a copy of the current object. */
 export function applyPatch(
   info: ResourceInfo,
   type: PatchType,
@@ -72,8 +75,30 @@ export function applyPatch(
       if (!isJsonObject(patch)) throw badRequest('the strategic merge patch must be a JSON object');
       return strategicMerge(cur, patch, smpSchemaFor(info.group, info.version, info.kind));
     case PatchType.apply:
-      return applyMerge(info, current, asKubeObject(asObject(patch)));
+      throw badRequest('apply patches go through server-side apply');
   }
+}
+
+const PATCH_KIND: Record<PatchType, PatchKind> = {
+  [PatchType.merge]: 'merge',
+  [PatchType.json]: 'json',
+  [PatchType.strategic]: 'strategic',
+  [PatchType.apply]: 'apply',
+};
+
+function applyOptions(
+  rr: ResourceRequest,
+  w: WriteParams,
+  sub: 'status' | undefined,
+): ApplyOptions {
+  return {
+    manager: w.manager,
+    force: w.force,
+    apiVersion: apiVersionOf(rr.info),
+    schema: rr.info.mergeSchema,
+    resetFields: resetFieldsOf(rr.info, sub),
+    ...(sub ? { subresource: sub } : {}),
+  };
 }
 
 /** The patched value as an object of the addressed kind, name and namespace. */
@@ -104,40 +129,66 @@ function checkPatched(
 }
 
 function parsePatchBody(type: PatchType, buf: Buffer): unknown {
-  const text = buf.toString('utf8');
-  const value = type === PatchType.apply ? parseYamlText(text) : parseJsonText(text);
+  const value =
+    type === PatchType.apply ? parseApplyBody(buf) : parseJsonText(buf.toString('utf8'));
   checkDepth(value);
   return value;
 }
 
-export async function handlePatch(kube: Kube, rr: ResourceRequest): Promise<void> {
-  const type = patchTypeOf(rr);
-  const dryRun = parseDryRun(rr.query);
-  const mode = parseFieldValidation(rr.query);
-  const fieldManager = rr.query.get('fieldManager') ?? '';
-  if (type === PatchType.apply && fieldManager === '') {
-    throw badRequest(
-      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
-    );
-  }
-  const patch = parsePatchBody(type, await readBody(rr.req, kube.options.maxBodyBytes));
-  const sub = rr.path.subresource === 'status' ? 'status' : undefined;
-  if (type === PatchType.apply && sub === undefined) {
-    const exists = await kube.storage.get(itemKeyOf(rr));
-    if (!exists) {
-      const obj = decodeWriteObject(kube, rr, asObject(patch), mode);
-      const created = await createObject(kube, rr.info, obj, { dryRun });
-      sendObject(kube, rr, 201, created);
-      return;
-    }
+/** Server-side apply: create when absent (201), else merge with field ownership (200). */
+async function serverApply(
+  kube: Kube,
+  rr: ResourceRequest,
+  w: WriteParams,
+  applied: JsonMap,
+  sub: 'status' | undefined,
+): Promise<void> {
+  const opts = applyOptions(rr, w, sub);
+  if (sub === undefined && !(await kube.storage.get(itemKeyOf(rr)))) {
+    const obj = decodeWriteObject(kube, rr, structuredClone(applied), w.fieldValidation);
+    const result = serverSideApply(undefined, obj, { ...opts, now: new Date(kube.options.now()) });
+    const created = await createObject(kube, rr.info, result.object as unknown as KubeObject, {
+      dryRun: w.dryRun,
+      manager: w.manager,
+      tracked: true,
+    });
+    sendObject(kube, rr, 201, created);
+    return;
   }
   const result = await updateObject(kube, {
     info: rr.info,
     namespace: rr.path.namespace ?? '',
     name: rr.path.name ?? '',
     subresource: sub,
-    dryRun,
-    transform: (current) => checkPatched(kube, rr, applyPatch(rr.info, type, current, patch), mode),
+    dryRun: w.dryRun,
+    manager: w.manager,
+    tracked: true,
+    transform: (current) => {
+      const merged = serverSideApply(current as unknown as JsonMap, applied, {
+        ...opts,
+        now: new Date(kube.options.now()),
+      });
+      return checkPatched(kube, rr, merged.object, w.fieldValidation);
+    },
+  });
+  sendObject(kube, rr, 200, result.obj);
+}
+
+export async function handlePatch(kube: Kube, rr: ResourceRequest): Promise<void> {
+  const type = patchTypeOf(rr);
+  const w = writeParams(rr, PATCH_KIND[type]);
+  const patch = parsePatchBody(type, await readBody(rr.req, kube.options.maxBodyBytes));
+  const sub = rr.path.subresource === 'status' ? 'status' : undefined;
+  if (type === PatchType.apply) return serverApply(kube, rr, w, patch as JsonMap, sub);
+  const result = await updateObject(kube, {
+    info: rr.info,
+    namespace: rr.path.namespace ?? '',
+    name: rr.path.name ?? '',
+    subresource: sub,
+    dryRun: w.dryRun,
+    manager: w.manager,
+    transform: (current) =>
+      checkPatched(kube, rr, applyPatch(rr.info, type, current, patch), w.fieldValidation),
   });
   sendObject(kube, rr, 200, result.obj);
 }

@@ -8,6 +8,7 @@ import { itemKey } from './handlers.js';
 import { isJsonObject, type JsonMap } from './lib/json.js';
 import { applyJsonPatch, mergePatchObject } from './lib/patch.js';
 import { formatLabelSelector, labelSelectorFromObject } from './lib/selectors.js';
+import { managerOf } from './managed.js';
 import { sendJson } from './respond.js';
 import { badRequest, methodNotAllowed, notFound, unsupportedMediaType } from './status.js';
 import type { KubeObject } from './types.js';
@@ -84,6 +85,7 @@ export async function handleScale(kube: Kube, rr: ResourceRequest): Promise<void
     name: rr.path.name ?? '',
     subresource: undefined,
     dryRun,
+    manager: managerOf(rr.req, rr.query),
     transform: (cur) => {
       const scale = scaleOf(cur) as JsonMap;
       const next =

@@ -7,6 +7,7 @@
  */
 
 import type { FieldError } from './lib/field-errors.js';
+import type { MapSchema } from './lib/merge-schema.js';
 
 export type NameRule = 'subdomain' | 'label' | 'dns1035';
 
@@ -103,6 +104,11 @@ export interface ResourceInfo {
   readonly schema?: SchemaChecker;
   /** Set for kinds defined by a CustomResourceDefinition (its metadata.name). */
   readonly crd?: string;
+  /**
+   * Merge metadata (keyed lists, sets, atomic maps) for server-side apply and managedFields:
+   * the strategic-merge schema of a built-in kind, a CRD version's from its schema.
+   */
+  readonly mergeSchema?: MapSchema;
   /** A CRD version's openAPIV3Schema (served in /openapi/v3). */
   readonly openApiSchema?: Record<string, unknown>;
   /** Table columns beyond Name and Age (kinds with a printer). */
@@ -115,6 +121,8 @@ export interface SchemaChecker {
   unknownFields(obj: KubeObject): string[];
   /** Removes the fields the schema does not know, in place. */
   prune(obj: KubeObject): void;
+  /** Sets the schema's defaults, in place. */
+  applyDefaults?(obj: KubeObject): void;
 }
 
 /** A Table printer: column definitions and the cells of one object. */

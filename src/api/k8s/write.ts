@@ -13,6 +13,7 @@ import { admissionRequest } from './admission.js';
 import type { Kube } from './context.js';
 import { objectKey } from './keys.js';
 import { generateNameFrom } from './lib/names.js';
+import { trackUpdate } from './managed.js';
 import { prepareCreate, prepareUpdate, sameStored } from './meta.js';
 import { normalizeObject } from './normalize.js';
 import { alreadyExists, conflict, notFound, StatusError } from './status.js';
@@ -32,6 +33,10 @@ const MAX_ATTEMPTS = 8;
 
 export interface WriteOptions {
   dryRun: boolean;
+  /** The request's field manager (managedFields). */
+  manager: string;
+  /** managedFields are already recorded (server-side apply did it). */
+  tracked?: boolean;
 }
 
 async function admit(
@@ -89,7 +94,9 @@ export async function createObject(
   prepareCreate(info, input, kube.options.now());
   normalizeObject(info, input);
   kube.hooks.get(`${info.group}/${info.resource}`)?.prepare?.(kube, input, undefined);
-  const obj = await admit(kube, info, 'CREATE', '', input, undefined, opts.dryRun);
+  let obj = await admit(kube, info, 'CREATE', '', input, undefined, opts.dryRun);
+  if (!opts.tracked)
+    obj = trackUpdate(info, undefined, obj, opts.manager, undefined, kube.options.now());
   const name = obj.metadata.name as string;
   const ns = info.scope === 'Namespaced' ? (obj.metadata.namespace as string) : '';
   const key = objectKey(info, ns, name);
@@ -118,6 +125,10 @@ export interface UpdateSpec {
   name: string;
   subresource: 'status' | undefined;
   dryRun: boolean;
+  /** The request's field manager (managedFields). */
+  manager: string;
+  /** managedFields are already recorded by `transform` (server-side apply). */
+  tracked?: boolean;
   /**
    * The new object from (a private copy of) the current one. Its resourceVersion, if set,
    * is a precondition. Undefined current means the object does not exist.
@@ -156,6 +167,9 @@ export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateRes
     normalizeObject(info, next);
     kube.hooks.get(`${info.group}/${info.resource}`)?.prepare?.(kube, next, cur.obj);
     next = await admit(kube, info, 'UPDATE', u.subresource ?? '', next, cur.obj, u.dryRun);
+    if (!u.tracked) {
+      next = trackUpdate(info, cur.obj, next, u.manager, u.subresource, kube.options.now());
+    }
     next.metadata.resourceVersion = curRv;
     if (sameStored(next, cur.obj)) return { obj: cur.obj, deleted: false };
     // Removing the last finalizer of an object being deleted completes its deletion.
