@@ -23,7 +23,7 @@
 import { EtceteraError } from '../errors.js';
 import { type Bytes, type EventBatch, Revision, type WatchableStore } from '../store/types.js';
 import { CatchUp, type CatchUpHost } from './catch-up.js';
-import { keyString, normalizeRange, prefixEnd, toBytes } from './keys.js';
+import { keyString } from './keys.js';
 import { createMetrics, type WatchMetrics } from './metrics.js';
 import { type ResolvedOptions, resolveOptions, type WatchCacheOptions } from './options.js';
 import {
@@ -33,7 +33,7 @@ import {
   watchCallback,
 } from './in-process.js';
 import { type ListResult, ReadCache } from './read-cache.js';
-import { TimeBudget } from './time-budget.js';
+import { SlowPolicy } from './slow-policy.js';
 import {
   type Cancellation,
   type FrameEncoder,
@@ -42,7 +42,7 @@ import {
   type WindowEntry,
 } from './types.js';
 import { WatchCache } from './watch-cache.js';
-import { type Taken, Watcher, WatcherState } from './watcher.js';
+import { type Taken, Watcher, WatcherState, watcherSpec } from './watcher.js';
 import { WatcherIndex } from './watcher-index.js';
 
 type AnyWatcher = Watcher<unknown>;
@@ -73,7 +73,7 @@ export class Cacher implements CatchUpHost {
   private readonly watchers = new Set<AnyWatcher>();
   private readonly progressWatchers = new Set<AnyWatcher>();
   private readonly catchUp: CatchUp;
-  private readonly budget: TimeBudget;
+  private readonly slow: SlowPolicy;
   /** The next window index to dispatch; entries before it went to every synced watcher. */
   private dispatchIndex: number;
   private current: Dispatch | null = null;
@@ -95,7 +95,12 @@ export class Cacher implements CatchUpHost {
     this.metrics = createMetrics(this.options.registry, this.options.metricPrefix);
     this.catchUp = new CatchUp(this);
     const o = this.options;
-    this.budget = new TimeBudget(o.clock, o.slowBudgetMaxMs, o.slowBudgetRefillMsPerSecond);
+    this.slow = new SlowPolicy(
+      o.clock,
+      o.watcherHardBufferBytes,
+      o.slowBudgetMaxMs,
+      o.slowBudgetRefillMsPerSecond,
+    );
     this.dispatchIndex = this.cache.ring.endIndex;
     this._dispatchedRevision = this.cache.revision;
     this.unsubscribe = store.subscribe((batch) => this.onBatchUnsafe(batch));
@@ -240,7 +245,7 @@ export class Cacher implements CatchUpHost {
       windowBytes: ring.bytes,
       windowFrom: this.cache.windowFrom(),
       matchWork: this.index.work,
-      slowBudgetMs: this.budget.available(),
+      slowBudgetMs: this.slow.available(),
     };
   }
 
@@ -366,18 +371,9 @@ export class Cacher implements CatchUpHost {
     if (w.queuedBytes > this.options.watcherBufferBytes) this.maybeCancelSlowUnsafe(w);
   }
 
-  /** Stage 3: grace from the shared budget, then cancellation. */
+  /** Stage 3: cancel a watcher whose grace (slow-policy.ts) is over. */
   private maybeCancelSlowUnsafe(w: AnyWatcher): void {
-    const now = this.options.clock.now();
-    let expired = w.queuedBytes > this.options.watcherHardBufferBytes;
-    if (!expired && w.overSinceMs === null) {
-      w.overSinceMs = now;
-      w.graceMs = this.budget.takeAvailable();
-      expired = w.graceMs <= 0;
-    } else if (!expired) {
-      expired = now - w.overSinceMs! >= w.graceMs;
-    }
-    if (!expired) return;
+    if (!this.slow.expired(w)) return;
     const first = w.dropQueued();
     const resumeRevision = first ?? Revision(this.coveredRevision(w) + 1);
     const message = `etcetera: watcher could not keep up (buffer over ${this.options.watcherBufferBytes} bytes); resume from revision ${resumeRevision}`;
@@ -386,12 +382,7 @@ export class Cacher implements CatchUpHost {
 
   /** The queue went under the soft bound: return unused grace, let replay continue. */
   private onDrained(w: AnyWatcher): void {
-    if (w.overSinceMs !== null) {
-      const used = this.options.clock.now() - w.overSinceMs;
-      this.budget.returnUnused(w.graceMs - used);
-      w.overSinceMs = null;
-      w.graceMs = 0;
-    }
+    this.slow.drained(w);
     this.catchUp.onDrained(w);
   }
 
@@ -412,25 +403,7 @@ export class Cacher implements CatchUpHost {
   }
 
   private newWatcher<F>(opts: WatchOptions, encoder: FrameEncoder<F>, watchId: number): Watcher<F> {
-    const key = toBytes(opts.key);
-    const rangeEnd = opts.prefix
-      ? undefined
-      : opts.rangeEnd === undefined
-        ? undefined
-        : toBytes(opts.rangeEnd);
-    const range = opts.prefix ? normalizeRange(key, prefixEnd(key)) : normalizeRange(key, rangeEnd);
-    const filters = opts.filters ?? [];
-    const w = new Watcher<F>({
-      id: WatcherId(this.nextId++),
-      watchId,
-      range,
-      prevKv: opts.prevKv === true,
-      fragment: opts.fragment === true,
-      noPut: filters.includes('NOPUT'),
-      noDelete: filters.includes('NODELETE'),
-      progressNotify: opts.progressNotify === true,
-      encoder,
-    });
+    const w = new Watcher<F>(watcherSpec(opts, WatcherId(this.nextId++), watchId, encoder));
     w.lowWaterBytes = this.options.watcherBufferBytes;
     w.onDrained = () => this.onDrained(w as AnyWatcher);
     return w;

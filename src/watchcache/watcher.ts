@@ -13,7 +13,14 @@
 
 import { Revision } from '../store/types.js';
 import type { WindowInterval } from './interval.js';
-import { type KeyRangeKind, keyString, rangeContains } from './keys.js';
+import {
+  type KeyRangeKind,
+  keyString,
+  normalizeRange,
+  prefixEnd,
+  rangeContains,
+  toBytes,
+} from './keys.js';
 import type { Indexed } from './watcher-index.js';
 import type {
   Cancellation,
@@ -21,6 +28,7 @@ import type {
   FrameEncoder,
   WatcherId,
   WatcherInfo,
+  WatchOptions,
   WindowEntry,
 } from './types.js';
 
@@ -52,6 +60,36 @@ export interface WatcherSpec<F> {
   noDelete: boolean;
   progressNotify: boolean;
   encoder: FrameEncoder<F>;
+}
+
+/**
+ * A watcher's spec from the caller's options. Throws ERR_WATCH_RANGE_EMPTY for an empty range.
+ * `prefix: true` watches every key starting with `key` (an empty key: every key).
+ */
+export function watcherSpec<F>(
+  opts: WatchOptions,
+  id: WatcherId,
+  watchId: number,
+  encoder: FrameEncoder<F>,
+): WatcherSpec<F> {
+  const key = toBytes(opts.key);
+  const rangeEnd = opts.prefix
+    ? prefixEnd(key)
+    : opts.rangeEnd === undefined
+      ? undefined
+      : toBytes(opts.rangeEnd);
+  const filters = opts.filters ?? [];
+  return {
+    id,
+    watchId,
+    range: normalizeRange(key, rangeEnd),
+    prevKv: opts.prevKv === true,
+    fragment: opts.fragment === true,
+    noPut: filters.includes('NOPUT'),
+    noDelete: filters.includes('NODELETE'),
+    progressNotify: opts.progressNotify === true,
+    encoder,
+  };
 }
 
 /** What `take` hands to the consumer, with counts for metrics. */
