@@ -11,6 +11,7 @@
  *     admit(req) { req.object.metadata.labels = { team: 'core', ...req.object.metadata.labels }; },
  *   });
  */
+import { KubeLibError } from './lib/errors.js';
 import { StatusError } from './status.js';
 import type { KubeObject, ResourceInfo } from './types.js';
 
@@ -125,7 +126,7 @@ export class Admission {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof StatusError) throw e;
+      if (e instanceof StatusError || e instanceof KubeLibError) throw e;
       throw new StatusError(
         'InternalError',
         `admission hook "${name}" failed: ${e instanceof Error ? e.message : String(e)}`,
