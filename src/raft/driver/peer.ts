@@ -46,6 +46,8 @@ export interface PeerContext {
 
 export interface PeerStats {
   sent: number;
+  /** Batch frames written (each carries every message queued in one turn, up to a cap). */
+  frames: number;
   dropped: number;
   connects: number;
   snapshotsSent: number;
@@ -71,7 +73,7 @@ export class PeerSender {
   private retry: TimerHandle | undefined;
   private reconnect: TimerHandle | undefined;
   private reportedUnreachable = false;
-  readonly stats: PeerStats = { sent: 0, dropped: 0, connects: 0, snapshotsSent: 0 };
+  readonly stats: PeerStats = { sent: 0, frames: 0, dropped: 0, connects: 0, snapshotsSent: 0 };
 
   constructor(
     readonly id: NodeId,
@@ -125,6 +127,7 @@ export class PeerSender {
     while (this.queue.length > 0) {
       const batch = this.takeBatch();
       this.stats.sent += batch.length;
+      this.stats.frames++;
       ws.send(encodeBatch(batch));
     }
     if (this.snaps.length > 0) this.retryLater(0);

@@ -64,6 +64,7 @@ t.test('messages arrive intact and in order, batched per turn', async (t) => {
   assert.deepEqual(plain(got), plain(sent));
   t.pass(`${sent.length} messages delivered intact and in order`);
   t.equal(a.stats().peers[B]!.sent, sent.length);
+  t.equal(a.stats().peers[B]!.frames, 1, 'both sends of one turn went out as one frame');
 });
 
 t.test('a snapshot travels in chunks, interleaved with other traffic', async (t) => {
