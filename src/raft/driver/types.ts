@@ -26,6 +26,8 @@ export interface AppliedEntry {
   /**
    * The command exactly as proposed. Empty for a new leader's no-op entry (apply nothing,
    * but count the index as applied). For a confChange entry: the change's context.
+   * A read-only view that may share memory with the network frame it arrived in: copy
+   * the bytes if the application keeps them after apply (decoding them is enough).
    */
   readonly data: Uint8Array;
   /** For a confChange entry: the change (already applied inside Raft on its own). */
