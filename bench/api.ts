@@ -13,7 +13,7 @@
 import { type ChildProcess, execSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -208,7 +208,7 @@ async function main(): Promise<void> {
 }
 
 function report(rows: Row[], etcdMissingReason: string | undefined): void {
-  let commit = 'unknown';
+  let commit = process.env.ETCETERA_BENCH_COMMIT ?? 'unknown';
   try {
     commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
       .toString()
@@ -219,6 +219,8 @@ function report(rows: Row[], etcdMissingReason: string | undefined): void {
     commit,
     node: process.version,
     cpus: cpus().length,
+    /** The machine may be shared: its 1-minute load average when the run ended. */
+    loadAverage: loadavg()[0],
     seconds: SECONDS,
     valueBytes: VALUE.length,
     etcd:
@@ -228,7 +230,7 @@ function report(rows: Row[], etcdMissingReason: string | undefined): void {
   const find = (impl: Impl, m: number, c: number) =>
     rows.find((r) => r.impl === impl && r.members === m && r.clients === c);
   const lines = [
-    `etcd JSON API put benchmark (${VALUE.length}-byte values, ${SECONDS} s per scenario), node ${process.version}, ${meta.cpus} cpus, commit ${commit}`,
+    `etcd JSON API put benchmark (${VALUE.length}-byte values, ${SECONDS} s per scenario), node ${process.version}, ${meta.cpus} cpus (load ${meta.loadAverage?.toFixed(1)}), commit ${commit}`,
     `etcd: ${meta.etcd}`,
     '',
     'members clients | etcetera puts/s  p50 ms  p99 ms | etcd puts/s  p50 ms  p99 ms | puts/s ratio  p99 ratio',
