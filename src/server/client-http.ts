@@ -2,11 +2,11 @@
  * The client listeners (--listen-client-urls): one HTTP server per URL, all serving the same
  * request handler and websocket upgrades.
  *
- * The handler is the API face's express app, `createApp(member)` from src/api/index.ts.
+ * The handler is the etcd face from src/api (`createEtcdApi`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { createApp } from '../api/index.js';
+import { createEtcdApi } from '../api/index.js';
 import type { Logger } from './logger.js';
 import { closeServer, listen } from './peer-http.js';
 import type { MemberApi } from './types.js';
@@ -22,24 +22,18 @@ export interface ClientFace {
 }
 
 /**
- * The API faces (src/api) over `member`. Hooks the factory's result may carry, which the
- * listeners then wire: `handleUpgrade(req, socket, head)` (websocket watches; returns false
- * for paths it does not serve) and `close()` (ends open streams at stop).
+ * The etcd face (src/api) over `member`: its routes and /v3/watch over the member's watch
+ * cache, websocket watches through `handleUpgrade`, and `close` ending open watch streams.
  */
 export function apiFace(member: MemberApi, logger: Logger): ClientFace {
-  const app = createApp(member, { logger }) as RequestHandler & {
-    handleUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
-    close?: () => Promise<void> | void;
+  const api = createEtcdApi(member, { logger, cacher: member.watchCache });
+  return {
+    handler: api.app,
+    upgrade: (req, socket, head) => {
+      if (!api.handleUpgrade(req, socket, head)) socket.destroy();
+    },
+    close: () => api.close(),
   };
-  const face: ClientFace = { handler: app };
-  const upgrade = app.handleUpgrade;
-  if (typeof upgrade === 'function') {
-    face.upgrade = (req, socket, head) => {
-      if (!upgrade.call(app, req, socket, head)) socket.destroy();
-    };
-  }
-  if (typeof app.close === 'function') face.close = () => app.close?.();
-  return face;
 }
 
 /** Listening client servers; `urls` are the bound addresses (port 0 resolved). */
@@ -73,7 +67,8 @@ export class ClientListeners {
 
   /** Stops accepting, ends open connections (watch streams included). */
   async close(): Promise<void> {
-    await Promise.all(this.servers.map(closeServer));
+    // The face first, so open watch streams end with a proper close, then the sockets.
     await this.face.close?.();
+    await Promise.all(this.servers.map(closeServer));
   }
 }

@@ -166,3 +166,43 @@ t.test('the watch cache follows the applied writes', async (t) => {
   }
   t.same(seen, ['PUT w/1', 'DELETE w/1']);
 });
+
+t.test('the etcd JSON API on the client listener: put, range, a watch stream', async (t) => {
+  const m = await startSingle(t.testdir());
+  t.teardown(() => m.stop());
+  await waitFor('leader', () => m.health().health);
+  const base = m.clientUrls[0]!;
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const post = (path: string, body: unknown) =>
+    fetch(new URL(path, base), { method: 'POST', body: JSON.stringify(body) });
+  const watch = await post('/v3/watch', {
+    create_request: { key: b64('h/'), range_end: b64('h0') },
+  });
+  const reader = watch.body!.getReader();
+  let buffered = '';
+  const nextResult = async () => {
+    for (;;) {
+      const nl = buffered.indexOf('\n');
+      if (nl >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        return JSON.parse(line).result;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error('watch stream ended');
+      buffered += Buffer.from(value).toString('utf8');
+    }
+  };
+  t.equal((await nextResult()).created, true);
+  const put = await post('/v3/kv/put', { key: b64('h/1'), value: b64('v') });
+  t.equal(put.status, 200);
+  const revision = ((await put.json()) as { header: { revision: string } }).header.revision;
+  const ev = await nextResult();
+  t.equal(ev.events[0].kv.key, b64('h/1'));
+  t.equal(ev.header.revision, revision, 'the event comes at the put revision');
+  const range = (await (await post('/v3/kv/range', { key: b64('h/1') })).json()) as {
+    kvs: Array<{ value: string }>;
+  };
+  t.equal(range.kvs[0]?.value, b64('v'));
+  await reader.cancel();
+});
