@@ -1,0 +1,179 @@
+/**
+ * The fan-out benchmark's writer (a child process of fanout.ts): puts at a fixed rate, open
+ * loop (write n is due at start + n / rate, whatever earlier writes are doing, up to
+ * `maxInFlight` outstanding), each value starting with the write's start time (8 bytes, a
+ * big-endian double of monotonic microseconds) so that any watcher can compute its latency.
+ * Per prefix it records the revisions the server acknowledged: what each watcher must receive.
+ *
+ * etcetera: POST /v3/kv/put over keep-alive HTTP (its JSON API). etcd: KV/Put over gRPC, hand
+ * encoded (bench/lib/etcd-proto.ts), on one connection as etcd's clients do.
+ */
+import { Agent, request } from 'node:http';
+import { Client, credentials } from '@grpc/grpc-js';
+import {
+  type FromWriter,
+  groupCount,
+  nowUs,
+  type RunConfig,
+  type ToWriter,
+  type WriterResult,
+  writeTarget,
+} from './fanout-plan.js';
+import { decodePutRevision, encodePut } from './lib/etcd-proto.js';
+import { encodeHistogram, latencyHistogram, recordClamped } from './lib/histogram.js';
+
+type PutFn = (
+  key: string,
+  value: Buffer,
+  done: (err: Error | null, revision: number) => void,
+) => void;
+
+const REVISION = '"revision":"';
+
+function etceteraPut(config: RunConfig): PutFn {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const url = new URL(config.clientUrl);
+  return (key, value, done) => {
+    const body = `{"key":"${Buffer.from(key).toString('base64')}","value":"${value.toString('base64')}"}`;
+    const req = request(
+      { host: url.hostname, port: url.port, path: '/v3/kv/put', method: 'POST', agent },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (s: string) => {
+          text += s;
+        });
+        res.on('end', () => {
+          const at = text.indexOf(REVISION);
+          if (res.statusCode !== 200 || at < 0)
+            done(new Error(`put: HTTP ${res.statusCode} ${text.slice(0, 200)}`), 0);
+          else done(null, Number.parseInt(text.slice(at + REVISION.length), 10));
+        });
+      },
+    );
+    req.on('error', (e) => done(e, 0));
+    req.setHeader('Content-Type', 'application/json');
+    req.end(body);
+  };
+}
+
+function etcdPut(config: RunConfig): PutFn {
+  const client = new Client(`127.0.0.1:${config.port}`, credentials.createInsecure());
+  const identity = (b: Buffer) => b;
+  return (key, value, done) => {
+    client.makeUnaryRequest<Buffer, Buffer>(
+      '/etcdserverpb.KV/Put',
+      identity,
+      identity,
+      encodePut(Buffer.from(key), value),
+      (err, res) =>
+        err || !res
+          ? done(err ?? new Error('put: no response'), 0)
+          : done(null, decodePutRevision(res)),
+    );
+  };
+}
+
+let config: RunConfig;
+let put: PutFn;
+
+function makeValue(template: Buffer): Buffer {
+  const v = Buffer.from(template);
+  v.writeDoubleBE(nowUs(), 0);
+  return v;
+}
+
+function putAsync(key: string, value: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => put(key, value, (e, r) => (e ? reject(e) : resolve(r))));
+}
+
+async function prepare(c: RunConfig): Promise<void> {
+  config = c;
+  put = c.system === 'etcd' ? etcdPut(c) : etceteraPut(c);
+  // Warm the connection on a key no watcher watches.
+  await putAsync('/fanout-warmup', Buffer.alloc(8));
+  process.send?.({ type: 'ready' } satisfies FromWriter);
+}
+
+function run(): void {
+  const c = config;
+  const template = Buffer.alloc(Math.max(8, c.valueBytes), 'x');
+  const total = Math.round(c.rate * c.durationS);
+  const groups = groupCount(c);
+  const groupWrites = new Array<number>(groups).fill(0);
+  const groupRevisionSum = new Array<number>(groups).fill(0);
+  const latency = latencyHistogram();
+  const cpu0 = process.cpuUsage();
+  const t0 = nowUs();
+  let issued = 0;
+  let inFlight = 0;
+  let acked = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+  let lastStartUs = t0;
+  let doneIssuing = 0;
+
+  const one = (n: number) => {
+    const { group, key } = writeTarget(c, n);
+    const value = makeValue(template);
+    const started = value.readDoubleBE(0);
+    lastStartUs = started;
+    inFlight++;
+    put(key, value, (err, revision) => {
+      inFlight--;
+      if (err) {
+        errors++;
+        firstError ??= err.message;
+      } else {
+        acked++;
+        recordClamped(latency, nowUs() - started);
+        groupWrites[group]!++;
+        groupRevisionSum[group]! += revision;
+      }
+      if (doneIssuing > 0 && inFlight === 0) report();
+    });
+  };
+  const report = () => {
+    const cpu = process.cpuUsage(cpu0);
+    const result: WriterResult = {
+      writes: acked,
+      errors,
+      firstStartUs: t0,
+      lastStartUs,
+      achievedRate: issued / ((doneIssuing - t0) / 1e6),
+      groupWrites,
+      groupRevisionSum,
+      putLatency: encodeHistogram(latency),
+      cpuPct: (cpu.user + cpu.system) / 1e4 / ((nowUs() - t0) / 1e6),
+      ...(firstError === undefined ? {} : { firstError }),
+    };
+    process.send?.({ type: 'done', result } satisfies FromWriter, () => process.exit(0));
+  };
+  const tick = () => {
+    const now = nowUs();
+    const due = Math.min(total, Math.floor(((now - t0) * c.rate) / 1e6) + 1);
+    while (issued < due && inFlight < c.maxInFlight) one(issued++);
+    if (issued >= total || now - t0 >= c.durationS * 1e6) {
+      doneIssuing = nowUs();
+      if (inFlight === 0) report();
+      return;
+    }
+    setTimeout(tick, 1);
+  };
+  tick();
+}
+
+process.on('message', (m: ToWriter) => {
+  if (m.type === 'start') prepare(m.config).catch(fail);
+  else run();
+});
+
+function fail(e: Error): void {
+  process.send?.(
+    { type: 'error', message: `writer: ${e.stack ?? e.message}` } satisfies FromWriter,
+    () => process.exit(1),
+  );
+}
+
+process.on('uncaughtException', fail);
+process.on('disconnect', () => process.exit(0));
