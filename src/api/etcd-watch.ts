@@ -99,6 +99,9 @@ export function createEtcdWatchHandlers(options: EtcdWatchOptions): EtcdWatchHan
           fail(new EtceteraError('ERR_MALFORMED_JSON', { detail: 'unexpected end of JSON input' }));
       });
       res.on('close', () => session.close());
+      // A client that resets the connection must not crash the server.
+      req.on('error', () => session.close());
+      res.on('error', () => session.close());
     },
     websocket(ws, req) {
       const socket = req.socket;
