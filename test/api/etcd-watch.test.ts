@@ -162,6 +162,44 @@ function byWatch(lines: string[]): Record<string, string[]> {
   return out;
 }
 
+t.test('HTTP: a body kept open streams more requests at any time', async (t) => {
+  const { store, port } = await serve(t);
+  const lines: string[] = [];
+  const req = http.request({
+    host: '127.0.0.1',
+    port,
+    path: '/v3/watch',
+    method: 'POST',
+    agent: false,
+  });
+  req.on('error', () => {});
+  req.on('response', (res) => {
+    res.setEncoding('utf8');
+    let partial = '';
+    res.on('data', (d: string) => {
+      const parts = (partial + d).split('\n');
+      partial = parts.pop()!;
+      lines.push(...parts);
+    });
+  });
+  const until = async (n: number) => {
+    for (let i = 0; i < 300 && lines.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    return lines.length;
+  };
+  req.write(JSON.stringify({ create_request: { key: b64('a'), watch_id: 1 } }));
+  t.equal(await until(1), 1);
+  req.write(`${JSON.stringify({ create_request: { key: b64('b'), watch_id: 2 } }).slice(0, 10)}`);
+  req.write(`${JSON.stringify({ create_request: { key: b64('b'), watch_id: 2 } }).slice(10)}\n`);
+  t.equal(await until(2), 2);
+  store.put('b', 'x');
+  t.equal(await until(3), 3);
+  t.same(JSON.parse(lines[2]!).result.watch_id, '2');
+  req.write(JSON.stringify({ cancel_request: { watch_id: 1 } }));
+  t.equal(await until(4), 4);
+  t.same(JSON.parse(lines[3]!).result, { header: JSON.parse(H(2)), watch_id: '1', canceled: true });
+  req.destroy();
+});
+
 t.test('HTTP: compacted start, duplicate id, empty range (etcd 3.4 shapes)', async (t) => {
   const { store, port } = await serve(t);
   for (let i = 0; i < 8; i++) store.put(`k${i}`, 'v');
