@@ -95,6 +95,19 @@ export class PeerSender {
     this.ws?.terminate();
   }
 
+  /**
+   * The peer just dialled us, so it is up: if we are waiting out a backoff to reach it,
+   * reconnect now (a restarted member is then reachable at once, not after up to
+   * `backoffMaxMs`).
+   */
+  nudge(): void {
+    if (this.closed || this.ws !== undefined || this.reconnect === undefined) return;
+    this.reconnect.cancel();
+    this.reconnect = undefined;
+    this.backoffMs = this.ctx.limits.backoffMinMs;
+    this.connect();
+  }
+
   /** Queues a message; returns false when it was dropped. */
   enqueue(m: Message): boolean {
     if (this.closed || (this.ws === undefined && !this.open)) {
@@ -227,7 +240,10 @@ export class PeerSender {
     const { backoffMaxMs } = this.ctx.limits;
     const delay = this.backoffMs * (0.5 + this.ctx.random());
     this.backoffMs = Math.min(backoffMaxMs, this.backoffMs * 2);
-    this.reconnect = this.ctx.clock.setTimeout(() => this.connect(), delay);
+    this.reconnect = this.ctx.clock.setTimeout(() => {
+      this.reconnect = undefined;
+      this.connect();
+    }, delay);
   }
 
   private failSnapshots(): void {

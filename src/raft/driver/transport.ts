@@ -192,6 +192,7 @@ export class RaftTransport {
     // A newer stream from the same peer (it restarted or reconnected) replaces the old one.
     this.inbound.get(from)?.terminate();
     this.inbound.set(from, ws);
+    this.peers.get(from)?.nudge();
     const assembler = new SnapshotAssembler(this.maxSnapshotBytes);
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary) return void this.badFrames++;

@@ -198,3 +198,29 @@ t.test('malformed and forged frames are dropped, the stream survives', async (t)
   t.equal((got[0] as MsgHeartbeat).commit, 4);
   t.equal(b.stats().badFrames, 3);
 });
+
+t.test('a peer that dials in is redialled at once, not after the backoff', async (t) => {
+  const slow = { backoffMinMs: 5000, backoffMaxMs: 5000 };
+  const a = new RaftTransport({ id: A, onMessage: () => {}, limits: slow });
+  const aAddr = await a.listen();
+  const got: Message[] = [];
+  const b = new RaftTransport({ id: B, onMessage: (m) => got.push(m) });
+  const bAddr = await b.listen();
+  a.setPeer(B, url(bAddr));
+  t.teardown(() => a.close());
+  await waitFor(() => a.stats().peers[B]?.connected === true, 'A connected to B');
+  await b.close();
+  await waitFor(() => a.stats().peers[B]?.connected === false, 'A noticed B left');
+  const b2 = new RaftTransport({
+    id: B,
+    onMessage: (m) => got.push(m),
+    peers: new Map([[A, url(aAddr)]]),
+  });
+  t.teardown(() => b2.close());
+  await b2.listen(bAddr.port);
+  const started = Date.now();
+  await waitFor(() => a.stats().peers[B]?.connected === true, 'A redialled B', 3000);
+  t.ok(Date.now() - started < 3000, 'well inside the 5 s backoff');
+  a.send([hb(A, B, 9)]);
+  await waitFor(() => got.length === 1, 'delivery');
+});
