@@ -171,6 +171,7 @@ async function servePost(
     const body = parseJson(await readBody(req, bodyLimit));
     answer = await route.handle(body, ctx);
   } catch (err) {
+    if (res.destroyed) return; // the client left; nobody to answer
     if (!isEtceteraError(err)) logger?.error({ err }, 'etcd API: unexpected failure');
     // A body refused before it was read to the end leaves bytes on the socket: close it.
     const unread = isEtceteraError(err, 'ERR_REQUEST_TOO_LARGE') && !req.complete;

@@ -32,6 +32,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
+      req.off('close', onClose);
       if (err) reject(err);
       else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
@@ -44,9 +45,12 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     };
     const onEnd = () => finish();
     const onError = (e: unknown) => finish(e);
+    // A client gone before the end of its body: settle, so nothing waits on it for ever.
+    const onClose = () => finish(new Error('request closed before its body ended'));
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 

@@ -4,7 +4,7 @@
  * mounted beside another face.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import express from 'express';
 import t, { type Test } from 'tap';
 import { createRouter } from '../../src/api/index.js';
@@ -171,5 +171,18 @@ t.test('the router beside another face: unknown paths fall through', async (t) =
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   t.same(JSON.parse((await send(url, 'GET', '/apis')).text), { other: true });
+  t.equal((await send(url, 'POST', '/v3/kv/range', `{"key":"${b('a')}"}`)).status, 200);
+});
+
+t.test('a client that leaves mid-body is not an error, and the server goes on', async (t) => {
+  const { url, errors } = await setup(t);
+  const { port } = new URL(url);
+  const socket = connect(Number(port), '127.0.0.1');
+  await new Promise((r) => socket.once('connect', r));
+  socket.write('POST /v3/kv/put HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"key":');
+  await new Promise((r) => setTimeout(r, 50));
+  socket.destroy();
+  await new Promise((r) => setTimeout(r, 50));
+  t.same(errors, [], 'nothing logged');
   t.equal((await send(url, 'POST', '/v3/kv/range', `{"key":"${b('a')}"}`)).status, 200);
 });
