@@ -57,12 +57,23 @@ export class PendingProposals {
   sweep(): void {
     const now = this.clock.now();
     for (const [seq, w] of this.waiting) {
-      if (w.deadline > now) return;
+      if (w.deadline > now) break;
       this.settle(
         seq,
         new EtceteraError('ERR_TIMEOUT', { detail: 'proposal not applied in time' }),
       );
     }
+    // Slots of proposals that timed out, or that a snapshot skipped, are never applied
+    // here: forget them so the map stays as small as what is in flight.
+    if (this.byIndex.size > this.waiting.size) {
+      for (const [index, seq] of this.byIndex)
+        if (!this.waiting.has(seq)) this.byIndex.delete(index);
+    }
+  }
+
+  /** Slots remembered (for tests: stays bounded by the proposals in flight). */
+  get trackedSlots(): number {
+    return this.byIndex.size;
   }
 
   /** The proposal `seq` was appended to this (leader's) log at `index`. */

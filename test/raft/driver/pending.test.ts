@@ -71,9 +71,11 @@ t.test('the deadline sweep fails only expired proposals, oldest first', async (t
   p.sweep();
   t.match(await settled(a), { e: { code: 'ERR_TIMEOUT' } });
   t.equal(await settled(b), 'pending');
+  p.noteAppended(2, LogIndex(8));
   clock.ms = 151;
   p.sweep();
   t.match(await settled(b), { e: { code: 'ERR_TIMEOUT' } });
+  t.equal(p.trackedSlots, 0, 'the slot of a timed-out proposal is forgotten');
 });
 
 t.test('read barriers: one context per batch, never joining an issued one', async (t) => {
