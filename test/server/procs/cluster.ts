@@ -23,7 +23,6 @@ export class ProcCluster {
 
   private constructor(
     private readonly cli: string,
-    private readonly root: string,
     private readonly flags: string[],
   ) {}
 
@@ -34,7 +33,7 @@ export class ProcCluster {
     names: string[],
     flags: string[] = [],
   ): Promise<ProcCluster> {
-    const c = new ProcCluster(cli, root, flags);
+    const c = new ProcCluster(cli, flags);
     const ports = await freePorts(2 * names.length);
     names.forEach((name, i) => {
       c.members.set(name, {
