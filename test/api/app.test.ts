@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import express from 'express';
 import t, { type Test } from 'tap';
+import { WebSocket } from 'ws';
 import { createRouter } from '../../src/api/index.js';
 import { EtceteraError } from '../../src/errors.js';
 import type { RangeRequest } from '../../src/store/types.js';
@@ -185,4 +186,29 @@ t.test('a client that leaves mid-body is not an error, and the server goes on', 
   await new Promise((r) => setTimeout(r, 50));
   t.same(errors, [], 'nothing logged');
   t.equal((await send(url, 'POST', '/v3/kv/range', `{"key":"${b('a')}"}`)).status, 200);
+});
+
+t.test('websocket watches through createEtcdApi.handleUpgrade', async (t) => {
+  const { url } = await setup(t);
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v3/watch`);
+  const messages: Array<{ result?: { created?: boolean; events?: unknown[] } }> = [];
+  ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+  await new Promise((r) => ws.once('open', r));
+  ws.send(JSON.stringify({ create_request: { key: b('w'), range_end: b('x') } }));
+  const until = async (n: number) => {
+    for (let i = 0; i < 200 && messages.length < n; i++)
+      await new Promise((r) => setTimeout(r, 10));
+  };
+  await until(1);
+  t.equal(messages[0]?.result?.created, true, 'created');
+  await send(url, 'POST', '/v3/kv/put', `{"key":"${b('w1')}","value":"${b('1')}"}`);
+  await until(2);
+  t.equal(messages[1]?.result?.events?.length, 1, 'the put arrives');
+  ws.close();
+  const other = new WebSocket(`${url.replace('http', 'ws')}/v3/elsewhere`);
+  const refused = await new Promise((r) => {
+    other.once('error', () => r(true));
+    other.once('open', () => r(false));
+  });
+  t.equal(refused, true, 'other paths are not taken');
 });
