@@ -15,10 +15,11 @@
  *   - the leader counts its own log toward commit only up to what the driver confirmed
  *     durable through advance() (`onStable`), never its unstable tail.
  */
-import { applyConfChange, decodeConfChange } from './confchange.js';
 import { RaftLog } from './log.js';
 import { VoteResult } from './quorum.js';
+import { applyConfChangeEntry } from './membership.js';
 import { ReadOnly } from './read-only.js';
+import { releasePendingReadIndex } from './read-index.js';
 import { sendHeartbeatRound, bcastAppend, maybeCommit } from './replication.js';
 import { stepCandidate } from './step-candidate.js';
 import { stepFollower } from './step-follower.js';
@@ -26,7 +27,6 @@ import { stepLeader } from './step-leader.js';
 import { ProgressTracker } from './tracker.js';
 import {
   ByteSize,
-  type ConfState,
   type Entry,
   EntryType,
   type HardState,
@@ -140,7 +140,7 @@ export class Raft {
     const lo = this.log.firstIndex();
     if (this.log.applied < lo) return;
     for (const e of this.log.slice(lo, LogIndex(this.log.applied + 1))) {
-      if (e.type === EntryType.ConfChange) this.applyConfChangeEntry(e);
+      if (e.type === EntryType.ConfChange) applyConfChangeEntry(this, e);
     }
     this.confChanged = false;
   }
@@ -376,47 +376,6 @@ export class Raft {
     this.tickRole(this);
   }
 
-  // --- reads ---
-
-  /** Whether an entry of the current term is committed (needed before serving reads). */
-  committedEntryInCurrentTerm(): boolean {
-    return this.log.term(this.log.committed) === this.term;
-  }
-
-  /** Answer a confirmed read: locally as a ReadState, or to the follower that asked. */
-  respondRead(from: NodeId, index: LogIndex, context: Uint8Array): void {
-    if (from === NONE || from === this.id) {
-      this.readStates.push({ index, context });
-    } else {
-      this.send({
-        type: 'readIndexResp',
-        from: this.id,
-        to: from,
-        term: this.term,
-        index,
-        context,
-      });
-    }
-  }
-
-  /** Start the confirmation round of a ReadIndex request (leader). */
-  startReadRound(m: MsgReadIndex): void {
-    if (this.tracker.conf.voters.length === 1 && this.tracker.isVoter(this.id)) {
-      this.respondRead(m.from, this.log.committed, m.context);
-      return;
-    }
-    this.readOnly.add(this.log.committed, m.context, m.from);
-    this.readOnly.recvAck(this.id, m.context);
-    sendHeartbeatRound(this, m.context);
-  }
-
-  releasePendingReadIndex(): void {
-    if (this.pendingReadIndex.length === 0 || !this.committedEntryInCurrentTerm()) return;
-    const pending = this.pendingReadIndex;
-    this.pendingReadIndex = [];
-    for (const m of pending) this.startReadRound(m);
-  }
-
   // --- leader transfer ---
 
   abortLeaderTransfer(): void {
@@ -435,7 +394,7 @@ export class Raft {
     const self = this.tracker.progress.get(this.id);
     if (self === undefined) return;
     if (self.maybeUpdate(this.log.stableLastIndex()) && maybeCommit(this)) {
-      this.releasePendingReadIndex();
+      releasePendingReadIndex(this);
       this.needBcast = true;
     }
   }
@@ -449,30 +408,6 @@ export class Raft {
 
   reduceUncommittedSize(ents: readonly Entry[]): void {
     this.uncommittedSize = Math.max(0, this.uncommittedSize - payloadSize(ents));
-  }
-
-  /** A committed conf change was applied: switch membership on this member. */
-  applyConfChangeEntry(e: Entry): void {
-    let next: ConfState;
-    try {
-      next = applyConfChange(this.tracker.conf, decodeConfChange(e.data));
-    } catch {
-      return; // undecodable: every member skips it alike
-    }
-    if (next === this.tracker.conf) return;
-    this.tracker.setConf(next, LogIndex(this.log.lastIndex() + 1));
-    this.confChanged = true;
-    if (this.role !== Role.Leader) return;
-    if (!this.tracker.isVoter(this.id)) {
-      // Removed (or never a voter): hand over by stepping down; the rest elect a leader.
-      this.becomeFollower(this.term, NONE);
-      return;
-    }
-    if (this.leadTransferee !== NONE && !this.tracker.isMember(this.leadTransferee)) {
-      this.abortLeaderTransfer();
-    }
-    maybeCommit(this);
-    bcastAppend(this, true);
   }
 }
 

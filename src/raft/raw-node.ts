@@ -6,6 +6,7 @@
  */
 import { EtceteraError } from '../errors.js';
 import { encodeConfChange } from './confchange.js';
+import { applyConfChangeEntry } from './membership.js';
 import { Raft, type StepResult } from './raft.js';
 import {
   type ConfChange,
@@ -197,7 +198,7 @@ export class RawNodeImpl implements RawNode {
     const last = f.committed[f.committed.length - 1];
     if (last !== undefined) {
       r.log.appliedTo(last.index);
-      for (const e of f.committed) if (e.type === EntryType.ConfChange) r.applyConfChangeEntry(e);
+      for (const e of f.committed) if (e.type === EntryType.ConfChange) applyConfChangeEntry(r, e);
       r.reduceUncommittedSize(f.committed);
     }
   }

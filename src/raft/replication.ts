@@ -5,6 +5,7 @@
 import { isEtceteraError } from '../errors.js';
 import type { Progress } from './progress.js';
 import type { Raft } from './raft.js';
+import { releasePendingReadIndex } from './read-index.js';
 import { LogIndex, type NodeId, ProgressState, type Snapshot, type Term } from './types.js';
 import { EMPTY_BYTES, entriesSize } from './util.js';
 
@@ -128,7 +129,7 @@ export function handleAppendResponse(r: Raft, from: NodeId, pr: Progress, m: App
     pr.inflights.freeLE(m.index);
   }
   if (maybeCommit(r)) {
-    r.releasePendingReadIndex();
+    releasePendingReadIndex(r);
     r.needBcast = true; // the new commit goes out with the next Ready, once per follower
   }
   // Fill the pipeline: keep sending while there are entries and flow control allows.

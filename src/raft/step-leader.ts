@@ -4,6 +4,7 @@
  */
 import { confChangeProblem, decodeConfChange } from './confchange.js';
 import type { Raft, StepResult } from './raft.js';
+import { leaderReadIndex, respondRead } from './read-index.js';
 import { handleAppendResponse, sendAppend } from './replication.js';
 import { voteResult, VoteResult } from './quorum.js';
 import {
@@ -22,12 +23,7 @@ export function stepLeader(r: Raft, m: Message): StepResult {
     case 'prop':
       return propose(r, m);
     case 'readIndex':
-      if (!r.committedEntryInCurrentTerm()) {
-        // A new leader does not know the commit index yet: reads wait for its no-op.
-        r.pendingReadIndex.push(m);
-      } else {
-        r.startReadRound(m);
-      }
+      leaderReadIndex(r, m);
       return 'ok';
     case 'transferLeader':
       transferLeader(r, m);
@@ -96,7 +92,7 @@ function handleHeartbeatResponse(r: Raft, m: MsgHeartbeatResp): void {
   if (m.context.length === 0) return;
   const acks = r.readOnly.recvAck(m.from, m.context);
   if (acks === undefined || !hasQuorum(r.tracker.conf.voters, acks)) return;
-  for (const rs of r.readOnly.advance(m.context)) r.respondRead(rs.from, rs.index, rs.context);
+  for (const rs of r.readOnly.advance(m.context)) respondRead(r, rs.from, rs.index, rs.context);
 }
 
 function hasQuorum(voters: readonly NodeId[], acks: ReadonlySet<NodeId>): boolean {

@@ -15,7 +15,7 @@ import { chance, pick, type Rand, randInt } from '../rand.js';
 import { encodePut, type PutCommand } from './kv.js';
 import type { SimMember } from './member.js';
 
-const KEYS = ['a', 'b', 'c', 'd'];
+const KEYS = ['a', 'b', 'c'];
 
 interface Pending {
   readonly client: number;
@@ -38,6 +38,7 @@ export class Clients {
   private readonly puts = new Map<string, Pending>(); // `${c}.${s}`
   private readonly gets = new Map<string, Pending>(); // read context
   private readonly seq: number[];
+  private readonly sticky: (SimMember | undefined)[];
   private stopped = false;
 
   constructor(
@@ -47,6 +48,7 @@ export class Clients {
     private readonly timeoutMs: number,
   ) {
     this.seq = new Array<number>(count).fill(0);
+    this.sticky = new Array<SimMember | undefined>(count).fill(undefined);
     for (let c = 0; c < count; c++) this.host.at(randInt(rand, 0, 500), () => this.next(c));
   }
 
@@ -61,10 +63,16 @@ export class Clients {
 
   private next(c: number): void {
     if (this.stopped) return;
-    const m = this.host.chooseMember();
+    // Clients stick to the member that last answered them, as a connection would, even
+    // after it lost leadership: exactly the client a stale leader could mislead.
+    const sticky = this.sticky[c];
+    const m = sticky?.up && chance(this.rand, 0.8) ? sticky : this.host.chooseMember();
     if (m === undefined || !this.start(c, m)) {
+      this.sticky[c] = undefined;
       this.host.at(randInt(this.rand, 50, 300), () => this.next(c)); // refused: try again later
+      return;
     }
+    this.sticky[c] = m;
   }
 
   /** Start one operation; false if the member refused it on the spot. */
@@ -99,6 +107,7 @@ export class Clients {
     if (p === undefined) return;
     (isPut ? this.puts : this.gets).delete(ctx);
     p.timer.cancelled = true;
+    this.sticky[p.client] = undefined;
     if (isPut) this.history.push(p.history);
     this.host.at(this.think(), () => this.next(p.client));
   }

@@ -54,13 +54,16 @@ export class Nemesis {
   private partition(): void {
     const ids = [...this.host.members.keys()];
     if (chance(this.rand, 0.5)) {
-      const lone = pick(this.rand, ids);
+      // Often the leader itself: a deposed leader that does not know it yet is the classic
+      // source of stale reads and lost writes.
+      const leader = this.host.leader()?.id;
+      const lone = leader !== undefined && chance(this.rand, 0.6) ? leader : pick(this.rand, ids);
       this.host.partition([[lone], ids.filter((i) => i !== lone)]);
     } else {
       const side = ids.filter(() => chance(this.rand, 0.5));
       this.host.partition([side, ids.filter((i) => !side.includes(i))]);
     }
-    this.host.at(randInt(this.rand, 500, 6_000), () => this.host.heal());
+    this.host.at(randInt(this.rand, 500, 12_000), () => this.host.heal());
   }
 
   private crash(): void {

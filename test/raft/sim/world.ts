@@ -107,7 +107,7 @@ export class World implements MemberHost {
     });
     const voters = Array.from({ length: this.size }, (_, k) => NodeId(k + 1));
     for (const id of voters) this.addMember(id, { voters, learners: [] });
-    this.clients = new Clients(this, r, randInt(r, 2, 4), 3_000);
+    this.clients = new Clients(this, r, randInt(r, 3, 5), 3_000);
     this.nemesis = new Nemesis(this, r, this.size);
   }
 
