@@ -221,6 +221,10 @@ export async function* rangeStreamAt(
 /**
  * The changes of `range` at revisions [from, to], one batch per revision, prevKv filled in.
  * The caller checked `from` against the compacted revision at the read point.
+ *
+ * At the compacted revision itself, answers as etcd does whatever the progress of physical
+ * compaction: a DELETE there is gone (its tombstone is compacted), and a PUT there has no
+ * prevKv (the version before it is below the compacted revision).
  */
 export async function* historyAt(
   db: StoreDb,
@@ -228,6 +232,7 @@ export async function* historyAt(
   to: number,
   range: KeyRange,
   snapshot: Snapshot,
+  compactRevision: number,
 ): AsyncGenerator<EventBatch> {
   const iv = toInterval(range.key, range.rangeEnd);
   const it = db.rev.iterator({ gte: encodeRevKey(from, 0), lt: encodeRevKey(to + 1, 0), snapshot });
@@ -238,14 +243,15 @@ export async function* historyAt(
       if (entries.length === 0) break;
       const changes = entries
         .map(([k, v]) => ({ ...decodeRevKey(k), change: decodeChange(v) }))
-        .filter((c) => intervalContains(iv, c.change.key));
+        .filter((c) => intervalContains(iv, c.change.key))
+        .filter((c) => c.main !== compactRevision || c.change.type === 'PUT');
       // Only the previous versions need hist: a PUT carries its own record.
       const prevs = await db.hist.getMany(
         changes.map((c) => encodeHistKey(c.change.key, c.change.prevMod)),
         { snapshot },
       );
       for (const [i, c] of changes.entries()) {
-        const prev = c.change.prevMod > 0 ? prevs[i] : undefined;
+        const prev = c.change.prevMod > 0 && c.main !== compactRevision ? prevs[i] : undefined;
         const kv = c.change.record
           ? decodeKv(c.change.key, c.change.record)
           : deletedKv(c.change.key, c.main);

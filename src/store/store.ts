@@ -460,7 +460,14 @@ export class Store implements WatchableStore {
       if (from > at.currentRevision + 1) {
         throw new EtceteraError('ERR_FUTURE_REV', { currentRevision: at.currentRevision });
       }
-      yield* historyAt(this.db, Math.max(from, 1), at.currentRevision, range, at.snapshot);
+      yield* historyAt(
+        this.db,
+        Math.max(from, 1),
+        at.currentRevision,
+        range,
+        at.snapshot,
+        at.compactRevision,
+      );
     } finally {
       await at.snapshot.close();
     }

@@ -256,8 +256,9 @@ export interface KeyRange {
  *
  * Ordering contract: `subscribe` listeners are called synchronously, once per applied write
  * revision, in revision order, after the revision is durable and visible to `range`. A listener
- * must not throw and must not block (queue the work instead). `currentRevision` is already
- * the batch's revision when the listener runs.
+ * must not throw and must not block (queue the work instead). `currentRevision` is at least
+ * the batch's revision when the listener runs: the batches of one group commit all become
+ * visible before the first listener call.
  */
 export interface WatchableStore {
   /** The newest revision (1 for a fresh store). */

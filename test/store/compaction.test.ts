@@ -106,3 +106,39 @@ t.test('a compaction left unfinished is finished on reopen', async (t) => {
   await reopened.close();
   t.equal(await countSublevel(dir, 'hist'), 4, 'versions @8..@11 remain');
 });
+
+t.test(
+  'history from exactly the compacted revision answers as etcd, before and after the physical pass',
+  async (t) => {
+    const store = await open({ dir: t.testdir(), leaseCheckIntervalMs: 0 });
+    t.teardown(() => store.close());
+    await store.put('k1', '1'); // 2
+    await store.put('k2', '1'); // 3
+    await store.put('k2', '2'); // 4
+    await store.delete('k1'); // 5
+    await store.put('k3', '3'); // 6
+    const replay = async (from: number) => {
+      const out: string[] = [];
+      for await (const b of store.history(from as Revision, ALL)) {
+        for (const e of b.events)
+          out.push(
+            `${b.revision}:${e.type}:${Buffer.from(e.kv.key)}:${e.prevKv ? e.prevKv.modRevision : '-'}`,
+          );
+      }
+      return out;
+    };
+    await store.compact(4);
+    // Whether or not the physical pass has run, a PUT at the compacted revision has no prevKv.
+    const early = await replay(4);
+    await store.compactionIdle();
+    t.same(early, ['4:PUT:k2:-', '5:DELETE:k1:2', '6:PUT:k3:-']);
+    t.same(await replay(4), early, 'the same after the physical pass');
+    await store.compact(5);
+    await store.compactionIdle();
+    t.same(
+      await replay(5),
+      ['6:PUT:k3:-'],
+      'a DELETE at the compacted revision is gone, as in etcd',
+    );
+  },
+);
