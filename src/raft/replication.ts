@@ -107,6 +107,8 @@ export function maybeCommit(r: Raft): boolean {
 /** The follower acknowledged (or rejected) an `app`: update its progress and go on. */
 export function handleAppendResponse(r: Raft, from: NodeId, pr: Progress, m: AppRespFields): void {
   pr.recentActive = true;
+  // Honest followers only ack what this leader sent; ignore anything else, never trust it.
+  if (m.index > r.log.lastIndex()) return;
   if (m.reject) {
     let hint = m.rejectHint;
     if (m.logTerm > 0) hint = r.log.findConflictByTerm(m.rejectHint, m.logTerm)[0];

@@ -95,8 +95,9 @@ export function handleAppendEntries(r: Raft, m: MsgApp): void {
 }
 
 export function handleHeartbeat(r: Raft, m: MsgHeartbeat): void {
-  // The leader never sends a commit past our match, so our log has it.
-  r.log.commitTo(m.commit);
+  // The leader never sends a commit past our match, so our log has it; a commit past our
+  // log can only be bad input, and committing a guess would be worse than waiting.
+  if (m.commit <= r.log.lastIndex()) r.log.commitTo(m.commit);
   r.send({ type: 'heartbeatResp', from: r.id, to: m.from, term: r.term, context: m.context });
 }
 

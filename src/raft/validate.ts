@@ -25,12 +25,15 @@ export function validateConfig(c: RaftConfig): void {
 const isIndex = (n: unknown): boolean => Number.isSafeInteger(n) && (n as number) >= 0;
 
 /**
- * Whether a message from the network is well formed and addressed to `self`. An `app`
+ * Whether a message from the network is well formed and addressed to `self`. Only the
+ * forwarded requests (`prop`, `readIndex`) may carry term 0. An `app`
  * must carry contiguous entries right after `index`, with terms that never decrease, are
  * at least `logTerm` and at most the message's term (log matching relies on it).
  */
 export function isValidMessage(m: Message, self: NodeId): boolean {
   if (m.to !== self || !isValidNodeId(m.from) || !isIndex(m.term)) return false;
+  // Term 0 means "local input" to the core: only forwarded requests may carry it.
+  if (m.term === 0 && m.type !== 'prop' && m.type !== 'readIndex') return false;
   if (m.type !== 'app') return true;
   if (!isIndex(m.index) || !isIndex(m.logTerm) || !isIndex(m.commit)) return false;
   let prevTerm = m.logTerm;

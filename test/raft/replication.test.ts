@@ -197,7 +197,6 @@ t.test('malformed appends from the network are dropped', async (t) => {
   });
   t.notOk(p.node.hasReady(), 'ignored');
   p.node.step({
-    ...({} as object),
     type: 'heartbeat',
     from: NodeId(1),
     to: NodeId(9),
@@ -206,4 +205,16 @@ t.test('malformed appends from the network are dropped', async (t) => {
     context: new Uint8Array(),
   });
   t.notOk(p.node.hasReady(), 'not addressed to this member');
+  p.node.step({
+    type: 'app',
+    from: NodeId(3),
+    to: NodeId(2),
+    term: Term(0),
+    index: last,
+    logTerm: Term(1),
+    commit: last,
+    entries: [],
+  });
+  t.notOk(p.node.hasReady(), 'term 0 is for local input only');
+  t.equal(p.raft.lead, 1);
 });
