@@ -10,11 +10,14 @@ import type { Command } from './types.js';
 const OPS = new Set(['put', 'deleteRange', 'txn', 'compact', 'leaseGrant', 'leaseRevoke', 'noop']);
 
 export function encodeCommand(c: Command): Uint8Array {
-  const json = JSON.stringify(c, (_k, v) =>
-    v instanceof Uint8Array
-      ? { $b: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') }
-      : v,
-  );
+  // Look at the holder's own value, not `v`: JSON.stringify has already turned a Buffer into
+  // {type: 'Buffer', data} through its toJSON by the time the replacer sees it.
+  const json = JSON.stringify(c, function (this: Record<string, unknown>, k, v) {
+    const own = this[k];
+    return own instanceof Uint8Array
+      ? { $b: Buffer.from(own.buffer, own.byteOffset, own.byteLength).toString('base64') }
+      : v;
+  });
   return new Uint8Array(Buffer.from(json, 'utf8'));
 }
 
