@@ -80,6 +80,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       const storage = await LevelRaftStorage.open(db, { bootstrap: identity.bootstrap });
       const store = await Store.open({
         db,
+        // No fsync of its own: every applied entry is already durable in the Raft log (an
+        // fsynced write in the same LevelDB), and the applied index travels atomically with
+        // the store's data, so a crash replays exactly the entries the store lost.
+        sync: false,
         minLeaseTtl: minLeaseTtlSeconds(config.electionMs),
         maxRequestBytes: config.maxRequestBytes,
       });
