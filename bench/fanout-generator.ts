@@ -259,19 +259,28 @@ function measure(): void {
   }, 250);
 }
 
-function finish(groupWrites: number[], groupRevisionSum: number[]): void {
+function finish(groupRevisions: number[][]): void {
   finishing = true;
   if (progressTimer !== undefined) clearInterval(progressTimer);
+  const prefixSums = groupRevisions.map((revs) => {
+    const sums = [0];
+    for (const r of revs) sums.push(sums[sums.length - 1]! + r);
+    return sums;
+  });
   let lost = 0;
+  let pending = 0;
   let duplicated = 0;
   let outOfOrder = 0;
   for (let w = 0; w < group.length; w++) {
     const g = group[w]!;
-    const expected = groupWrites[g] ?? 0;
+    const revs = groupRevisions[g] ?? [];
+    // The watcher got revisions in increasing order: every expected one up to its last is due.
+    const upTo = countAtOrBelow(revs, lastRev[w]!);
     const got = received[w]!;
-    // Same count but another set of revisions is loss too (one missing, one foreign).
-    if (got < expected) lost += expected - got;
-    else if (revSum[w] !== (groupRevisionSum[g] ?? 0)) lost += 1;
+    if (got < upTo) lost += upTo - got;
+    // Same count but another set (one missing, one foreign) is a loss too.
+    else if (revSum[w] !== prefixSums[g]![upTo]) lost += 1;
+    pending += revs.length - upTo;
     duplicated += dups[w]!;
     outOfOrder += ooo[w]!;
   }
@@ -285,6 +294,7 @@ function finish(groupWrites: number[], groupRevisionSum: number[]): void {
     setupMs,
     delivered,
     lost,
+    pending,
     duplicated,
     outOfOrder,
     canceled,
@@ -293,6 +303,7 @@ function finish(groupWrites: number[], groupRevisionSum: number[]): void {
     firstReceiptUs,
     lastReceiptUs,
     cpuPct: seconds > 0 ? cpuUs / 1e4 / seconds : 0,
+    cpuSeconds: cpuUs / 1e6,
     eventLoopUtilization: performance.eventLoopUtilization(activeUntil.elu, measureFrom.elu)
       .utilization,
     rssMiB: process.memoryUsage.rss() / 2 ** 20,
@@ -300,6 +311,18 @@ function finish(groupWrites: number[], groupRevisionSum: number[]): void {
   };
   for (const c of conns) c.close();
   process.send?.({ type: 'result', result } satisfies FromGenerator, () => process.exit(0));
+}
+
+/** How many of the sorted `revs` are at or below `r`. */
+function countAtOrBelow(revs: readonly number[], r: number): number {
+  let lo = 0;
+  let hi = revs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (revs[mid]! <= r) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 process.on('message', (m: ToGenerator) => {
@@ -311,7 +334,7 @@ process.on('message', (m: ToGenerator) => {
       measure();
       return;
     case 'finish':
-      finish(m.groupWrites, m.groupRevisionSum);
+      finish(m.groupRevisions);
       return;
   }
 });

@@ -85,9 +85,8 @@ export interface WriterResult {
   lastStartUs: number;
   /** Achieved writes per second over the schedule. */
   achievedRate: number;
-  /** Per group: acknowledged writes and the sum of their revisions. */
-  groupWrites: number[];
-  groupRevisionSum: number[];
+  /** Per group: the revisions of its acknowledged writes (what each of its watchers must get). */
+  groupRevisions: number[][];
   putLatency: string;
   cpuPct: number;
   firstError?: string;
@@ -99,7 +98,10 @@ export interface GeneratorResult {
   connections: number;
   setupMs: number;
   delivered: number;
+  /** Events missing below a watcher's last received revision: a gap, never to come. */
   lost: number;
+  /** Events above a watcher's last received revision when results were asked for. */
+  pending: number;
   duplicated: number;
   outOfOrder: number;
   /** Watches the server cancelled, and responses for watch ids nobody created. */
@@ -110,6 +112,8 @@ export interface GeneratorResult {
   lastReceiptUs: number;
   /** CPU (user + system) and event-loop utilisation over [measure, last receipt]. */
   cpuPct: number;
+  /** CPU seconds (user + system) over the whole measured phase. */
+  cpuSeconds: number;
   eventLoopUtilization: number;
   rssMiB: number;
   errors: string[];
@@ -118,7 +122,7 @@ export interface GeneratorResult {
 export type ToGenerator =
   | { type: 'start'; config: RunConfig; index: number; generators: number }
   | { type: 'measure' }
-  | { type: 'finish'; groupWrites: number[]; groupRevisionSum: number[] };
+  | { type: 'finish'; groupRevisions: number[][] };
 
 export type FromGenerator =
   | { type: 'ready'; setupMs: number }

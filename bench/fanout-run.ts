@@ -64,13 +64,19 @@ export interface RunResult extends RunShape {
   tailS: number;
   latency: LatencySummaryMs;
   lost: number;
+  pending: number;
   duplicated: number;
   outOfOrder: number;
   canceled: number;
   unexpected: number;
-  server: { cpuPct: number | null; rssMiB: number; peakRssMiB: number };
+  server: { cpuSeconds: number | null; cpuPct: number | null; rssMiB: number; peakRssMiB: number };
   machineBusyPct: number | null;
-  generators: { cpuPct: number; eventLoopUtilization: number; rssMiB: number }[];
+  generators: {
+    cpuPct: number;
+    cpuSeconds: number;
+    eventLoopUtilization: number;
+    rssMiB: number;
+  }[];
   writerCpuPct: number;
   bottleneck: string;
   loadavg: { before: number[]; after: number[] };
@@ -170,8 +176,7 @@ async function drive(
         const r = g.next('result', 60_000);
         g.send({
           type: 'finish',
-          groupWrites: w.groupWrites,
-          groupRevisionSum: w.groupRevisionSum,
+          groupRevisions: w.groupRevisions,
         });
         return r;
       }),
@@ -207,6 +212,7 @@ function combine(
   const span = (lastReceipt - w.firstStartUs) / 1e6;
   const generators = gens.map((g) => ({
     cpuPct: g.cpuPct,
+    cpuSeconds: g.cpuSeconds,
     eventLoopUtilization: g.eventLoopUtilization,
     rssMiB: g.rssMiB,
   }));
@@ -240,11 +246,13 @@ function combine(
     tailS: lastReceipt > 0 ? (lastReceipt - w.lastStartUs) / 1e6 : 0,
     latency: summarizeMs(mergeHistograms(gens.map((g) => g.latency))),
     lost: sum(gens.map((g) => g.lost)),
+    pending: sum(gens.map((g) => g.pending)),
     duplicated: sum(gens.map((g) => g.duplicated)),
     outOfOrder: sum(gens.map((g) => g.outOfOrder)),
     canceled: sum(gens.map((g) => g.canceled)),
     unexpected: sum(gens.map((g) => g.unexpected)),
     server: {
+      cpuSeconds: serverStats.cpuSeconds,
       cpuPct: serverStats.cpuPct,
       rssMiB: serverStats.rssMiB,
       peakRssMiB: serverStats.peakRssMiB,
@@ -257,21 +265,22 @@ function combine(
   };
 }
 
-/** Who limited the run, as far as CPU readings can tell. */
+/**
+ * Who limited the run, as far as CPU readings can tell. A generator counts as the limit only
+ * when it really used (nearly) a core: on a starved machine its event loop looks busy because
+ * it waits for a CPU, which says nothing about its own cost.
+ */
 function bottleneck(
   gens: { cpuPct: number; eventLoopUtilization: number }[],
   machineBusyPct: number | null,
   serverCpuPct: number | null,
 ): string {
-  const busiest = gens.reduce(
-    (a, g, i) => (g.eventLoopUtilization > (gens[a]?.eventLoopUtilization ?? -1) ? i : a),
-    0,
-  );
+  const busiest = gens.reduce((a, g, i) => (g.cpuPct > (gens[a]?.cpuPct ?? -1) ? i : a), 0);
   const g = gens[busiest];
-  if (g !== undefined && (g.eventLoopUtilization >= 0.9 || g.cpuPct >= 90))
+  if (g !== undefined && g.cpuPct >= 85)
     return `client: generator ${busiest} at ${g.cpuPct.toFixed(0)}% CPU, event loop ${(100 * g.eventLoopUtilization).toFixed(0)}% busy`;
   if (machineBusyPct !== null && machineBusyPct >= 95)
-    return `machine: ${machineBusyPct.toFixed(0)}% of all cores busy`;
+    return `machine: ${machineBusyPct.toFixed(0)}% of all cores busy (server ${serverCpuPct?.toFixed(0) ?? '?'}% CPU)`;
   if (serverCpuPct !== null && serverCpuPct >= 90) return `server: ${serverCpuPct.toFixed(0)}% CPU`;
   return 'none saturated';
 }

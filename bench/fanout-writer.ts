@@ -100,8 +100,7 @@ function run(): void {
   const template = Buffer.alloc(Math.max(8, c.valueBytes), 'x');
   const total = Math.round(c.rate * c.durationS);
   const groups = groupCount(c);
-  const groupWrites = new Array<number>(groups).fill(0);
-  const groupRevisionSum = new Array<number>(groups).fill(0);
+  const groupRevisions = Array.from({ length: groups }, (): number[] => []);
   const latency = latencyHistogram();
   const cpu0 = process.cpuUsage();
   const t0 = nowUs();
@@ -127,8 +126,7 @@ function run(): void {
       } else {
         acked++;
         recordClamped(latency, nowUs() - started);
-        groupWrites[group]!++;
-        groupRevisionSum[group]! += revision;
+        groupRevisions[group]!.push(revision);
       }
       if (doneIssuing > 0 && inFlight === 0) report();
     });
@@ -141,8 +139,8 @@ function run(): void {
       firstStartUs: t0,
       lastStartUs,
       achievedRate: issued / ((doneIssuing - t0) / 1e6),
-      groupWrites,
-      groupRevisionSum,
+      // Acknowledgements may come back out of order; watchers get revisions in order.
+      groupRevisions: groupRevisions.map((rs) => rs.sort((a, b) => a - b)),
       putLatency: encodeHistogram(latency),
       cpuPct: (cpu.user + cpu.system) / 1e4 / ((nowUs() - t0) / 1e6),
       ...(firstError === undefined ? {} : { firstError }),

@@ -82,8 +82,9 @@ export class ProcessSampler {
     this.peakRss = Math.max(this.peakRss, m.rss, m.peak);
   }
 
-  /** The window so far: server CPU in % of one core, RSS now and at peak, machine busy %. */
+  /** The window so far: CPU seconds and % of one core, RSS now and at peak, machine busy %. */
   read(): {
+    cpuSeconds: number | null;
     cpuPct: number | null;
     rssMiB: number;
     peakRssMiB: number;
@@ -93,11 +94,12 @@ export class ProcessSampler {
     const seconds = (performance.now() - this.t0) / 1000;
     const cpu = processCpuSeconds(this.pid);
     const m = machineCpuTicks();
-    const cpuPct = cpu === null || this.cpu0 === null ? null : (100 * (cpu - this.cpu0)) / seconds;
+    const cpuSeconds = cpu === null || this.cpu0 === null ? null : cpu - this.cpu0;
+    const cpuPct = cpuSeconds === null ? null : (100 * cpuSeconds) / seconds;
     const machineBusyPct =
       m === null || this.machine0 === null || m.total === this.machine0.total
         ? null
         : (100 * (m.busy - this.machine0.busy)) / (m.total - this.machine0.total);
-    return { cpuPct, rssMiB: this.lastRss, peakRssMiB: this.peakRss, machineBusyPct };
+    return { cpuSeconds, cpuPct, rssMiB: this.lastRss, peakRssMiB: this.peakRss, machineBusyPct };
   }
 }
