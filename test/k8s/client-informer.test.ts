@@ -281,6 +281,52 @@ t.test(
   },
 );
 
+t.test(
+  'a watch that goes silent is dropped and resumed from the same resourceVersion',
+  async (t) => {
+    const api = await fakeApi(t);
+    api.state = { items: [pod('a', '5')], rv: '7' };
+    // The first watch says nothing and never ends (a half-open connection looks like this).
+    api.scripts.push(() => undefined);
+    const client = new KubeClient({ baseUrl: api.url }).resource(Resources.pods, 'default');
+    const errors: unknown[] = [];
+    const inf = new KubeClient({ baseUrl: api.url }).informer(client, {
+      pageSize: 0,
+      watchIdleTimeoutMs: 150,
+      backoff: { initialMs: 10, maxMs: 20 },
+      onError: (e) => errors.push(e),
+    });
+    inf.start();
+    t.teardown(() => inf.stop());
+    await inf.waitForSync();
+    t.ok(await eventually(() => api.watchUrls.length >= 2), 'a second watch');
+    t.equal(api.watchUrls[1]?.searchParams.get('resourceVersion'), '7', 'from the same point');
+    t.equal(api.lists, 1, 'no re-list');
+    t.ok(
+      errors.some((e) => String(e).includes('idle')),
+      'reported as idle',
+    );
+    // Keepalive newlines count as activity.
+    const api2 = await fakeApi(t);
+    api2.scripts.push((res) => {
+      const timer = setInterval(() => res.write('\n'), 40);
+      res.on('close', () => clearInterval(timer));
+    });
+    const stream = await new KubeClient({ baseUrl: api2.url })
+      .resource(Resources.pods, 'default')
+      .watch({ idleTimeoutMs: 150 });
+    const reading = (async () => {
+      for await (const _ of stream) {
+        // nothing comes but newlines
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 500));
+    t.notOk(stream.closed, 'still open after several idle periods with keepalives');
+    stream.close();
+    await reading;
+  },
+);
+
 t.test('handlers that throw are reported; stop ends everything', async (t) => {
   const api = await fakeApi(t);
   api.state = { items: [pod('a', '1'), pod('b', '2')], rv: '3' };

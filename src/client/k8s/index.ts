@@ -13,4 +13,4 @@ export type { KubeTransportOptions, Query } from './http.js';
 export type { InformerHandlers, InformerOptions, InformerStats } from './informer.js';
 export type { DeleteOptions, ListOptions, WatchOptions, WriteOptions } from './resource-client.js';
 export type * from './types.js';
-export type { WatchStream } from './watch.js';
+export type { OpenWatchOptions, WatchStream } from './watch.js';

@@ -41,6 +41,11 @@ export interface InformerOptions<T> {
   bookmarks?: boolean;
   /** The server ends each watch after this long; default a random 300–600 s as client-go. */
   watchTimeoutSeconds?: number;
+  /**
+   * A watch with no byte for this long is dropped and resumed (a half-open connection).
+   * Default 90 s: etcetera sends a newline every 15 s and bookmarks every minute. 0: never.
+   */
+  watchIdleTimeoutMs?: number;
   /** Backoff after failures, doubling from initialMs to maxMs. Default 200 ms .. 30 s. */
   backoff?: { initialMs: number; maxMs: number };
   /** Failures the informer recovers from (it keeps running). */
@@ -238,6 +243,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       ...(labelSelector ? { labelSelector } : {}),
       ...(fieldSelector ? { fieldSelector } : {}),
       signal: this.abort.signal,
+      idleTimeoutMs: this.options.watchIdleTimeoutMs ?? 90_000,
     });
     try {
       for await (const ev of stream) {

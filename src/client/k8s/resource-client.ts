@@ -38,6 +38,8 @@ export interface WatchOptions {
   sendInitialEvents?: boolean;
   resourceVersionMatch?: 'NotOlderThan';
   signal?: AbortSignal;
+  /** Fail the stream when nothing (not even a keepalive) came for this long; 0: never. */
+  idleTimeoutMs?: number;
 }
 
 export interface WriteOptions {
@@ -264,7 +266,10 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
 
   /** Opens a watch stream (see watch.ts). */
   watch(options: WatchOptions = {}): Promise<WatchStream<T>> {
-    return openWatch<T>(this.transport, this.path(), listQuery(options), options.signal);
+    return openWatch<T>(this.transport, this.path(), listQuery(options), {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.idleTimeoutMs ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    });
   }
 }
 

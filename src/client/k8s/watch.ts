@@ -47,21 +47,45 @@ function malformed(message: string, cause?: unknown): KubeApiError {
 }
 
 /** Opens a watch; resolves once the server accepted it (rejects with KubeApiError if not). */
+export interface OpenWatchOptions {
+  signal?: AbortSignal;
+  /**
+   * End the stream with an error when no byte came for this long (a half-open connection
+   * would otherwise wait forever). etcetera writes a newline every 15 s on quiet watches.
+   * 0 or absent: no limit.
+   */
+  idleTimeoutMs?: number;
+}
+
+/** Opens a watch; resolves once the server accepted it (rejects with KubeApiError if not). */
 export async function openWatch<T extends KubeObject>(
   transport: KubeTransport,
   path: string,
   query: Query,
-  signal?: AbortSignal,
+  options: OpenWatchOptions = {},
 ): Promise<WatchStream<T>> {
+  const { signal, idleTimeoutMs = 0 } = options;
   const controller = new AbortController();
   const onAbort = () => controller.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
   if (signal?.aborted) controller.abort();
   const res = await transport.stream(path, { ...query, watch: true }, controller.signal);
   let closed = false;
+  let idle = false;
+  let idleTimer: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    if (idleTimeoutMs <= 0 || closed) return;
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      idle = true;
+      controller.abort();
+    }, idleTimeoutMs);
+    idleTimer.unref();
+  };
   const close = () => {
     if (closed) return;
     closed = true;
+    clearTimeout(idleTimer);
     signal?.removeEventListener('abort', onAbort);
     controller.abort();
   };
@@ -70,8 +94,10 @@ export async function openWatch<T extends KubeObject>(
     if (!body) return;
     const decoder = new TextDecoder();
     let buf = '';
+    armIdle();
     try {
       for await (const chunk of body as AsyncIterable<Uint8Array>) {
+        armIdle();
         buf += decoder.decode(chunk, { stream: true });
         let nl = buf.indexOf('\n');
         while (nl >= 0) {
@@ -84,6 +110,8 @@ export async function openWatch<T extends KubeObject>(
       const rest = (buf + decoder.decode()).trim();
       if (rest !== '') yield parseEvent<T>(rest);
     } catch (e) {
+      if (idle)
+        throw malformed(`watch idle for ${idleTimeoutMs} ms: no data, not even a keepalive`);
       if (closed) return;
       throw e instanceof KubeApiError ? e : transportFailure(e);
     } finally {
