@@ -23,6 +23,7 @@ import { clusterRoutes } from './etcd/cluster.js';
 import { kvRoutes } from './etcd/kv.js';
 import { leaseRoutes } from './etcd/lease.js';
 import type { Route, RouteContext } from './etcd/route.js';
+import { type MountOptions, mountKubernetes } from './k8s/index.js';
 import { apiMetrics } from './metrics.js';
 import {
   CORS_HEADERS,
@@ -49,6 +50,8 @@ export interface ApiOptions {
   cacher?: Cacher;
   /** Watch stream tuning (fragment size, per-stream high water mark). */
   watch?: WatchMountOptions['watch'];
+  /** The Kubernetes face on the same listener (src/api/k8s); false leaves it out. */
+  kubernetes?: MountOptions | false;
 }
 
 /** The etcd face of a member: the app, its websocket upgrades, and its shutdown. */
@@ -82,6 +85,18 @@ export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): Etcd
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // The Kubernetes face first: it answers /api, /apis, /openapi and /version (with the etcd
+  // fields merged in), and leaves every other path to the etcd routes.
+  const version = options.version ?? DEFAULT_VERSION;
+  const kube =
+    options.kubernetes === false
+      ? undefined
+      : mountKubernetes(app, member, {
+          logger: options.logger,
+          cacher: options.cacher,
+          versionExtra: { etcdserver: version.server, etcdcluster: version.cluster },
+          ...options.kubernetes,
+        });
   app.use(router);
   app.use((req: Request, res: Response) => sendError(res, routeNotFound(req.path)));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
@@ -91,8 +106,12 @@ export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): Etcd
   return {
     app,
     router,
-    handleUpgrade: (req, socket, head) => watch.handleUpgrade(req, socket, head),
-    close: () => watch.close(),
+    handleUpgrade: (req, socket, head) =>
+      watch.handleUpgrade(req, socket, head) || (kube?.handleUpgrade(req, socket, head) ?? false),
+    close: async () => {
+      await kube?.close();
+      await watch.close();
+    },
   };
 }
 

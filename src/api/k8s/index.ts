@@ -54,10 +54,14 @@ export function mountKubernetes(
   options: MountOptions = {},
 ): KubeFace {
   const resolved = resolveKubeOptions(options, member);
-  const ownCacher = options.cacher === undefined;
-  const cacher = options.cacher ?? new Cacher(member.watchSource);
+  // The watch cache is made on first use too: a member serving only the etcd API pays nothing.
+  let cacher = options.cacher;
+  const cacherOf = (): Cacher => {
+    cacher ??= new Cacher(member.watchSource);
+    return cacher;
+  };
   const registry = new KindRegistry();
-  const hub = new KubeHub(member.watchSource, cacher, registry, {
+  const hub = new KubeHub(member.watchSource, cacherOf, registry, {
     windowEvents: resolved.windowEvents,
   });
   const hooks = new Map<string, KindHooks>([[CRD_REF, crdHooks]]);
@@ -65,7 +69,9 @@ export function mountKubernetes(
     member,
     registry,
     hub,
-    cacher,
+    get cacher() {
+      return cacherOf();
+    },
     storage: new ObjectStorage(member),
     admission: new Admission(),
     options: resolved,
@@ -111,7 +117,7 @@ export function mountKubernetes(
       stopSync?.();
       upgrade.close();
       hub.stop();
-      if (ownCacher) cacher.close();
+      if (options.cacher === undefined) cacher?.close();
     },
   };
 }

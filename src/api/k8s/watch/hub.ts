@@ -63,7 +63,7 @@ export class KubeHub {
 
   constructor(
     private readonly source: WatchableStore,
-    private readonly cacher: Cacher,
+    private readonly cacherOf: () => Cacher,
     private readonly registry: KindRegistry,
     options: HubOptions = {},
   ) {
@@ -125,7 +125,7 @@ export class KubeHub {
 
   /** Subscribes to the watch cache from `from` (inclusive). */
   private follow(from: number): void {
-    this.subscription = this.cacher.watch(
+    this.subscription = this.cacherOf().watch(
       { key: REGISTRY_PREFIX, prefix: true, startRevision: from, prevKv: true },
       (r) => this.onResponse(r),
     );
