@@ -36,6 +36,9 @@ const DELETED = Symbol('deleted');
 
 export type StrategicMergeError = KubeLibError;
 
+/** The per-kind schemas live in smp-schemas.ts; re-exported so callers need one import. */
+export { smpSchemaFor } from './smp-schemas.js';
+
 /**
  * Applies `patch` to `original` (neither is modified) using the kind's schema; see
  * smpSchemaFor. A `$patch: delete` at the root yields an empty object, as Kubernetes does.
