@@ -10,6 +10,10 @@
  * // timer: node.tick(); network: node.step(msg); then while (node.hasReady()) handle(node.ready()), node.advance();
  * ```
  */
+
+export { applyConfChange, decodeConfChange, encodeConfChange } from './confchange.js';
+export { MemoryStorage } from './memory-storage.js';
+export { createRawNode } from './raw-node.js';
 export type {
   ConfChange,
   ConfState,
@@ -33,28 +37,24 @@ export type {
   RaftConfig,
   RaftStorage,
   RawNode,
-  Ready,
   ReadState,
+  Ready,
   Snapshot,
   SnapshotMetadata,
   SnapshotStatus,
   SoftState,
   Status,
 } from './types.js';
-
 export {
   ByteSize,
   ConfChangeType,
   EntryType,
   LogIndex,
-  NodeId,
   NONE,
+  NodeId,
   PayloadSize,
   ProgressState,
   Role,
   Term,
 } from './types.js';
-export { applyConfChange, decodeConfChange, encodeConfChange } from './confchange.js';
-export { MemoryStorage } from './memory-storage.js';
-export { createRawNode } from './raw-node.js';
 export { entrySize } from './util.js';

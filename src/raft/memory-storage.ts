@@ -13,6 +13,7 @@
  */
 import { EtceteraError } from '../errors.js';
 import {
+  type ByteSize,
   type ConfState,
   type Entry,
   EntryType,
@@ -22,7 +23,6 @@ import {
   type RaftStorage,
   type Snapshot,
   Term,
-  type ByteSize,
 } from './types.js';
 import { EMPTY_BYTES, limitSize } from './util.js';
 

@@ -16,11 +16,11 @@
  *     durable through advance() (`onStable`), never its unstable tail.
  */
 import { RaftLog } from './log.js';
-import { VoteResult } from './quorum.js';
 import { applyConfChangeEntry } from './membership.js';
-import { ReadOnly } from './read-only.js';
+import { VoteResult } from './quorum.js';
 import { releasePendingReadIndex } from './read-index.js';
-import { sendHeartbeatRound, bcastAppend, maybeCommit } from './replication.js';
+import { ReadOnly } from './read-only.js';
+import { bcastAppend, maybeCommit, sendHeartbeatRound } from './replication.js';
 import { stepCandidate } from './step-candidate.js';
 import { stepFollower } from './step-follower.js';
 import { stepLeader } from './step-leader.js';
@@ -34,14 +34,14 @@ import {
   type Message,
   type MsgReadIndex,
   type MsgVote,
-  type NodeId,
   NONE,
+  type NodeId,
+  PayloadSize,
   type RaftConfig,
   type ReadState,
   Role,
   type SoftState,
   Term,
-  PayloadSize,
 } from './types.js';
 import { invariant, payloadSize } from './util.js';
 

@@ -16,17 +16,17 @@ import {
   LogIndex,
   type Message,
   type NodeId,
+  ProgressState,
   type ProgressStatus,
   type RaftConfig,
   type RawNode,
-  type Ready,
   type ReadState,
+  type Ready,
   Role,
   type SnapshotStatus,
   type SoftState,
   type Status,
   Term,
-  ProgressState,
 } from './types.js';
 import { invariant } from './util.js';
 import { isValidMessage, validateConfig } from './validate.js';

@@ -3,10 +3,10 @@
  * followers. Term reconciliation has already happened in Raft.step.
  */
 import { confChangeProblem, decodeConfChange } from './confchange.js';
+import { VoteResult, voteResult } from './quorum.js';
 import type { Raft, StepResult } from './raft.js';
 import { leaderReadIndex, respondRead } from './read-index.js';
 import { handleAppendResponse, sendAppend } from './replication.js';
-import { voteResult, VoteResult } from './quorum.js';
 import {
   EntryType,
   type Message,

@@ -9,8 +9,9 @@
  *   - a get served after its read index was applied → ok with the value read; a get that
  *     timed out constrains nothing and is not recorded.
  */
-import type { HistoryOp } from '../../lincheck/index.js';
+
 import type { NodeId } from '../../../src/raft/types.js';
+import type { HistoryOp } from '../../lincheck/index.js';
 import { chance, pick, type Rand, randInt } from '../rand.js';
 import { encodePut, type PutCommand } from './kv.js';
 import type { SimMember } from './member.js';

@@ -4,8 +4,8 @@
  *   npm run sim -- --from 1 --count 500 run a range of seeds
  */
 import { parseArgs } from 'node:util';
-import { runSeed } from './world.js';
 import { SIM_OPTIONS } from './options.js';
+import { runSeed } from './world.js';
 
 const { values } = parseArgs({
   options: {

@@ -4,10 +4,11 @@
  * Adds N members with the next free ids, bootstrapped with the given membership (default:
  * every member, old and new, as a voter).
  */
-import { NodeId } from '../../../../src/raft/types.js';
-import { type Command, idList, type InteractionEnv, intArg } from '../env.js';
-import { TestPeer } from '../../peer.js';
+
 import { describeConfState } from '../../../../src/raft/describe.js';
+import { NodeId } from '../../../../src/raft/types.js';
+import { TestPeer } from '../../peer.js';
+import { type Command, type InteractionEnv, idList, intArg } from '../env.js';
 
 export function addNodes(env: InteractionEnv, cmd: Command): string[] {
   const count = intArg(cmd, 0);

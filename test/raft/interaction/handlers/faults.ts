@@ -6,9 +6,9 @@
  *   compact ID INDEX              — snapshot member ID's state machine at INDEX, compact the log
  *   report-snapshot ID TO finish|failure, report-unreachable ID TO
  */
-import { NodeId, LogIndex } from '../../../../src/raft/types.js';
-import { type Command, type InteractionEnv, intArg } from '../env.js';
+import { LogIndex, NodeId } from '../../../../src/raft/types.js';
 import { enc } from '../../helpers.js';
+import { type Command, type InteractionEnv, intArg } from '../env.js';
 
 export function isolate(env: InteractionEnv, cmd: Command): string[] {
   env.isolated.add(NodeId(intArg(cmd, 0)));

@@ -5,8 +5,8 @@
  * They print `ok`, or `error: CODE` when the call is refused.
  */
 import { type ConfChangeType, NodeId } from '../../../../src/raft/types.js';
-import { type Command, type InteractionEnv, intArg, orError } from '../env.js';
 import { enc } from '../../helpers.js';
+import { type Command, type InteractionEnv, intArg, orError } from '../env.js';
 
 export function campaign(env: InteractionEnv, cmd: Command): string[] {
   return orError(() => env.peer(intArg(cmd, 0)).node.campaign());
