@@ -39,6 +39,8 @@ for (const [i, ch] of [
   ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/',
 ].entries())
   B64[ch.charCodeAt(0)] = i;
+// Padding decodes as zero bits: an 8-byte value ends its third group with one '='.
+B64['='.charCodeAt(0)] = 0;
 const stampBytes = Buffer.alloc(9);
 
 /** The first 8 bytes of a base64 value at `at`, read as a big-endian double; NaN if shorter. */
