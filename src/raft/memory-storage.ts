@@ -37,8 +37,12 @@ export class MemoryStorage implements RaftStorage {
   private ents: Entry[] = [dummy(LogIndex(0), Term(0))];
 
   /**
-   * A storage for a brand-new member of a brand-new group: empty log, and the initial
-   * membership recorded as if by a snapshot at index 0.
+   * A storage for a brand-new member: empty log, and the membership recorded as if by a
+   * snapshot at index 0. For the founding members of a group that is the initial
+   * membership. A member joining an existing group must be given the membership that
+   * already includes it (as the learner or voter it was added as): the log it then
+   * receives from the leader does not contain the founding membership, and replaying the
+   * later changes on top of the current membership converges to the same result.
    */
   static bootstrap(confState: ConfState): MemoryStorage {
     const s = new MemoryStorage();
