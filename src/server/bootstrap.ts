@@ -13,8 +13,6 @@
  */
 import { EtceteraError } from '../errors.js';
 import type { RaftDb } from '../raft/level-storage.js';
-import type { ConfState } from '../raft/types.js';
-import { confStateOf } from './apply.js';
 import { ClusterState, type MemberConfig, urlString } from './config.js';
 import { clusterId, memberId } from './ids.js';
 import type { Logger } from './logger.js';
@@ -23,8 +21,6 @@ import { type ClusterRecord, type MemberRecord, MemberRegistry } from './registr
 
 export interface Identity {
   registry: MemberRegistry;
-  /** Membership for a brand-new Raft group (undefined on restart). */
-  bootstrap: ConfState | undefined;
   how: 'restart' | 'new' | 'existing';
 }
 
@@ -38,7 +34,7 @@ export async function establishIdentity(
   logger: Logger,
 ): Promise<Identity> {
   const known = await MemberRegistry.load(db);
-  if (known !== undefined) return { registry: known, bootstrap: undefined, how: 'restart' };
+  if (known !== undefined) return { registry: known, how: 'restart' };
   const cluster =
     config.initialClusterState === ClusterState.NEW
       ? newCluster(config)
@@ -49,7 +45,7 @@ export async function establishIdentity(
     { id: self.id, name: config.name, token: config.initialClusterToken },
     cluster,
   );
-  return { registry, bootstrap: confStateOf(registry), how: config.initialClusterState };
+  return { registry, how: config.initialClusterState };
 }
 
 /** The registry of a new cluster, the same on every member given the same flags. */

@@ -30,6 +30,7 @@ import { type ConfChange, ConfChangeType, NONE, type NodeId, Role } from '../raf
 import { Store } from '../store/store.js';
 import type { Command, CommandResult, LeaseId, RangeRequest, RangeResult } from '../store/types.js';
 import { checkCommand } from '../store/validate.js';
+import { confStateOf } from './apply.js';
 import { establishIdentity } from './bootstrap.js';
 import { apiFace, ClientListeners } from './client-http.js';
 import { type MemberConfig, minLeaseTtlSeconds, urlString } from './config.js';
@@ -77,7 +78,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     let member: Member | undefined;
     try {
       const identity = await establishIdentity(db, config, logger);
-      const storage = await LevelRaftStorage.open(db, { bootstrap: identity.bootstrap });
+      // Used only when the database holds no Raft state yet: a new member, or one that
+      // crashed after recording its identity and before Raft's first write.
+      const bootstrap = confStateOf(identity.registry);
+      const storage = await LevelRaftStorage.open(db, { bootstrap });
       const store = await Store.open({
         db,
         // No fsync of its own: every applied entry is already durable in the Raft log (an

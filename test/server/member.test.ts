@@ -4,9 +4,13 @@
  * membership listing), persistence across a restart, and the client listener over a real
  * socket.
  */
+import { join } from 'node:path';
+import { Level } from 'level';
 import t from 'tap';
+import { newCluster } from '../../src/server/bootstrap.js';
+import { MemberRegistry } from '../../src/server/registry.js';
 import { LeaseId } from '../../src/store/types.js';
-import { dec, enc, startSingle, waitFor } from './helpers.js';
+import { dec, enc, singleConfig, startSingle, waitFor } from './helpers.js';
 
 t.test('writes and reads through Raft', async (t) => {
   const m = await startSingle(t.testdir());
@@ -205,4 +209,44 @@ t.test('the etcd JSON API on the client listener: put, range, a watch stream', a
   };
   t.equal(range.kvs[0]?.value, b64('v'));
   await reader.cancel();
+});
+
+t.test(
+  'a crash between recording the identity and the first Raft write is survivable',
+  async (t) => {
+    const dir = t.testdir();
+    const config = singleConfig(dir);
+    // What a member leaves behind if it dies right after establishIdentity.
+    const db = new Level(join(dir, 'db'));
+    await db.open();
+    const cluster = newCluster(config);
+    const self = cluster.members[0]!;
+    await MemberRegistry.create(
+      db,
+      { id: self.id, name: 'm1', token: config.initialClusterToken },
+      cluster,
+    );
+    await db.close();
+    const m = await startSingle(dir);
+    t.teardown(() => m.stop());
+    t.equal(m.id, self.id);
+    await m.write({ op: 'put', key: enc('alive'), value: enc('1') });
+    t.ok(m.health().health, 'Raft was bootstrapped from the recorded membership');
+  },
+);
+
+t.test('a port in use fails the start and releases the data dir', async (t) => {
+  const dir = t.testdir();
+  const first = await startSingle(dir);
+  const port = first.clientUrls[0]!.port;
+  await first.stop();
+  const blocker = await startSingle(`${dir}-other`);
+  t.teardown(() => blocker.stop());
+  await t.rejects(
+    startSingle(dir, { listenClientUrls: `http://127.0.0.1:${blocker.clientUrls[0]!.port}` }),
+    { code: 'EADDRINUSE' },
+  );
+  const again = await startSingle(dir, { listenClientUrls: `http://127.0.0.1:${port}` });
+  t.ok(again.id > 0, 'the database was closed cleanly and opens again');
+  await again.stop();
 });
