@@ -44,6 +44,9 @@ t.test('a bad write fails with its error and changes nothing', async (t) => {
   await t.rejects(m.write({ op: 'compact', revision: 100 }), { code: 'ERR_FUTURE_REV' });
   await t.rejects(m.write({ op: 'leaseRevoke', id: 12345 }), { code: 'ERR_LEASE_NOT_FOUND' });
   t.equal(m.store.currentRevision, before);
+  const metrics = await m.metrics.metrics();
+  t.match(metrics, /etcd_server_proposals_pending 0/, 'no waiter is left behind');
+  t.match(metrics, /etcd_server_proposals_committed_total 2/, 'the two that failed at apply');
 });
 
 t.test('leases: grant with a member-chosen ID, keepalive, time-to-live, revoke', async (t) => {
