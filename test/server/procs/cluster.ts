@@ -15,6 +15,7 @@ export interface ProcMember {
   dataDir: string;
   child: ChildProcess | undefined;
   exited: Promise<void>;
+  exitCode?: number | null;
   lines: string[];
 }
 
@@ -61,6 +62,22 @@ export class ProcCluster {
     return c;
   }
 
+  /** Defines one more member on fresh ports (not started; see `spawn`). */
+  async define(name: string, root: string): Promise<ProcMember> {
+    const [client, peer] = await freePorts(2);
+    const m: ProcMember = {
+      name,
+      client: `http://127.0.0.1:${client}`,
+      peer: `http://127.0.0.1:${peer}`,
+      dataDir: join(root, name),
+      child: undefined,
+      exited: Promise.resolve(),
+      lines: [],
+    };
+    this.members.set(name, m);
+    return m;
+  }
+
   get(name: string): ProcMember {
     const m = this.members.get(name);
     if (m === undefined) throw new Error(`no member ${name}`);
@@ -96,7 +113,13 @@ export class ProcCluster {
     };
     child.stdout?.on('data', keep(''));
     child.stderr?.on('data', keep('stderr: '));
-    m.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    m.exited = new Promise((resolve) =>
+      child.once('exit', (code) => {
+        m.exitCode = code;
+        m.child = undefined;
+        resolve();
+      }),
+    );
   }
 
   async waitUp(name: string, timeoutMs = 20_000): Promise<void> {
