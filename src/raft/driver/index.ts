@@ -16,10 +16,15 @@
  * await driver.readIndex(); // then read local state linearizably
  * ```
  */
+
+export { LevelRaftStorage } from '../level-storage.js';
 export type { Clock, TimerHandle } from './clock.js';
-export type { Committed } from './pending.js';
+export { systemClock } from './clock.js';
+export { RaftDriver } from './driver.js';
 export type { PeerLimits, PeerStats } from './peer.js';
+export type { Committed } from './pending.js';
 export type { RaftTransportOptions, TransportStats } from './transport.js';
+export { DEFAULT_PEER_LIMITS, RaftTransport } from './transport.js';
 export type {
   AppliedEntry,
   DriverStatus,
@@ -29,8 +34,3 @@ export type {
   RaftApplication,
   RaftDriverOptions,
 } from './types.js';
-
-export { LevelRaftStorage } from '../level-storage.js';
-export { systemClock } from './clock.js';
-export { RaftDriver } from './driver.js';
-export { DEFAULT_PEER_LIMITS, RaftTransport } from './transport.js';

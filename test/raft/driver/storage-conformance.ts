@@ -8,6 +8,7 @@
 import type { Test } from 'tap';
 import { isEtceteraError } from '../../../src/errors.js';
 import {
+  ByteSize,
   type ConfState,
   type Entry,
   EntryType,
@@ -18,7 +19,6 @@ import {
   type Snapshot,
   Term,
 } from '../../../src/raft/types.js';
-import { ByteSize } from '../../../src/raft/types.js';
 import { entrySize } from '../../../src/raft/util.js';
 
 export interface StorageHarness {
