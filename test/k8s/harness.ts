@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { type KubeFace, type MountOptions, mountKubernetes } from '../../src/api/k8s/index.js';
+import type { Cacher } from '../../src/watchcache/index.js';
 import { StoreMember } from '../api/store-member.js';
 
 export interface KubeServer {
@@ -22,13 +23,21 @@ export interface KubeServer {
 
 export async function startKube(
   dir: string,
-  options: MountOptions & { maxRequestBytes?: number } = {},
+  options: MountOptions & {
+    maxRequestBytes?: number;
+    /** A watch cache of the test's making (a stepped scheduler, say). */
+    makeCacher?: (member: StoreMember) => Cacher;
+  } = {},
 ): Promise<KubeServer> {
   const member = await StoreMember.open({ dir, maxRequestBytes: options.maxRequestBytes });
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const kube = mountKubernetes(app, member, options);
+  const { makeCacher, ...mount } = options;
+  const kube = mountKubernetes(app, member, {
+    ...mount,
+    ...(makeCacher ? { cacher: makeCacher(member) } : {}),
+  });
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });

@@ -21,7 +21,7 @@ import { timestamp } from './meta.js';
 import { sendText } from './respond.js';
 import { badRequest, conflict, notFound } from './status.js';
 import { apiVersionOf, type KubeObject, type ResourceInfo, storageGroup } from './types.js';
-import { updateObject } from './write.js';
+import { currentObject, updateObject } from './write.js';
 
 interface Preconditions {
   uid?: string;
@@ -57,10 +57,20 @@ export async function deleteObject(
 ): Promise<KubeObject> {
   const key = objectKey(info, info.scope === 'Namespaced' ? namespace : '', name);
   const subject = { group: info.group, resource: info.resource, name };
+  let fromCache = true;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const cur = await kube.storage.get(key);
+    // A cached copy may be stale: the swap's compare catches that, and any answer other
+    // than a successful delete is given from a fresh read (see currentObject).
+    const { stored: cur, cached } = await currentObject(kube, info, key, fromCache);
+    fromCache = false;
     if (!cur) throw notFound(subject);
     const m = cur.obj.metadata;
+    const preconditionsHold =
+      (pre.uid === undefined || pre.uid === m.uid) &&
+      (pre.resourceVersion === undefined || pre.resourceVersion === m.resourceVersion);
+    const special =
+      (info.group === '' && info.resource === 'namespaces') || (m.finalizers ?? []).length > 0;
+    if (cached && (!preconditionsHold || special || dryRun)) continue;
     if (pre.uid !== undefined && pre.uid !== m.uid) {
       throw conflict(
         subject,

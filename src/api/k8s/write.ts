@@ -17,7 +17,7 @@ import { trackUpdate } from './managed.js';
 import { prepareCreate, prepareUpdate, sameStored } from './meta.js';
 import { normalizeObject } from './normalize.js';
 import { alreadyExists, conflict, notFound, StatusError } from './status.js';
-import type { Guard } from './storage.js';
+import type { Guard, Stored } from './storage.js';
 import type { KubeObject, ResourceInfo } from './types.js';
 import { validateObject } from './validate.js';
 
@@ -62,17 +62,23 @@ async function admit(
   return next;
 }
 
-/** The namespace a create goes into must exist and not be terminating. */
-async function namespaceGuard(kube: Kube, namespace: string): Promise<Guard> {
-  const key = objectKey({ group: '', resource: 'namespaces' }, '', namespace);
+/**
+ * The namespace a create goes into must exist and not be terminating. The cache answers
+ * first; the swap compares the namespace's mod revision, so a stale answer only costs a retry
+ * (`fresh`), and "not found" or "terminating" are only answered from a fresh read.
+ */
+async function namespaceGuard(kube: Kube, namespace: string, fresh: boolean): Promise<Guard> {
+  const info = { group: '', resource: 'namespaces' };
+  const key = objectKey(info, '', namespace);
+  const terminating = (obj: KubeObject) =>
+    (obj.status as { phase?: string } | undefined)?.phase === 'Terminating' ||
+    obj.metadata.deletionTimestamp !== undefined;
+  const hit = fresh ? undefined : kube.hub.get('/namespaces', key);
+  if (hit && !terminating(hit.obj)) return { key, modRevision: hit.rv };
   const ns = await kube.storage.get(key);
   if (!ns) throw notFound({ group: '', resource: 'namespaces', name: namespace });
-  const phase = (ns.obj.status as { phase?: string } | undefined)?.phase;
-  if (phase === 'Terminating' || ns.obj.metadata.deletionTimestamp) {
-    throw new StatusError('Forbidden', `${info403(namespace)}`, {
-      name: namespace,
-      kind: 'namespaces',
-    });
+  if (terminating(ns.obj)) {
+    throw new StatusError('Forbidden', info403(namespace), { name: namespace, kind: 'namespaces' });
   }
   return { key, modRevision: ns.modRevision };
 }
@@ -102,7 +108,7 @@ export async function createObject(
   const key = objectKey(info, ns, name);
   const subject = { group: info.group, resource: info.resource, name };
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const guard = ns ? await namespaceGuard(kube, ns) : undefined;
+    const guard = ns ? await namespaceGuard(kube, ns, attempt > 0) : undefined;
     if (opts.dryRun) {
       if (await kube.storage.get(key)) throw alreadyExists(subject);
       return obj;
@@ -146,18 +152,43 @@ export interface UpdateResult {
   deleted: boolean;
 }
 
+/**
+ * The current object for a read-modify-swap. The first try takes it from the decoded cache
+ * (no read barrier; a private copy, since the cache's objects are shared): it may be stale,
+ * which the swap's compare catches, and every decision a stale copy could get wrong (a
+ * precondition mismatch, "nothing changed", "not found") is taken again on a fresh read.
+ */
+export async function currentObject(
+  kube: Kube,
+  info: ResourceInfo,
+  key: string,
+  fromCache: boolean,
+): Promise<{ stored: Pick<Stored, 'obj' | 'modRevision'> | undefined; cached: boolean }> {
+  if (fromCache) {
+    const hit = kube.hub.get(`${info.group}/${info.resource}`, key);
+    if (hit)
+      return { stored: { obj: structuredClone(hit.obj), modRevision: hit.rv }, cached: true };
+  }
+  return { stored: await kube.storage.get(key), cached: false };
+}
+
 /** GuaranteedUpdate: see the file comment. 404 when the object does not exist. */
 export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateResult> {
   const { info } = u;
   const key = objectKey(info, info.scope === 'Namespaced' ? u.namespace : '', u.name);
   const subject = { group: info.group, resource: info.resource, name: u.name };
+  let fromCache = true;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const cur = await kube.storage.get(key);
+    const { stored: cur, cached } = await currentObject(kube, info, key, fromCache);
+    fromCache = false;
     if (!cur) throw notFound(subject);
     const curRv = String(cur.modRevision);
     const wanted = await u.transform(structuredClone(cur.obj));
     const pinned = wanted.metadata.resourceVersion;
-    if (pinned !== undefined && pinned !== '' && pinned !== curRv) throw conflict(subject);
+    if (pinned !== undefined && pinned !== '' && pinned !== curRv) {
+      if (cached) continue;
+      throw conflict(subject);
+    }
     let next = prepareUpdate(info, wanted, cur.obj, u.subresource);
     if (u.markDeletion && !next.metadata.deletionTimestamp) {
       next.metadata.deletionTimestamp = u.markDeletion;
@@ -171,13 +202,19 @@ export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateRes
       next = trackUpdate(info, cur.obj, next, u.manager, u.subresource, kube.options.now());
     }
     next.metadata.resourceVersion = curRv;
-    if (sameStored(next, cur.obj)) return { obj: cur.obj, deleted: false };
+    if (sameStored(next, cur.obj)) {
+      if (cached) continue;
+      return { obj: cur.obj, deleted: false };
+    }
     // Removing the last finalizer of an object being deleted completes its deletion.
     const finished =
       !u.markDeletion &&
       next.metadata.deletionTimestamp !== undefined &&
       (next.metadata.finalizers ?? []).length === 0;
-    if (u.dryRun) return { obj: next, deleted: finished };
+    if (u.dryRun) {
+      if (cached) continue;
+      return { obj: next, deleted: finished };
+    }
     const out = finished
       ? await kube.storage.delete(key, cur.modRevision)
       : await kube.storage.update(key, next, cur.modRevision);
