@@ -33,6 +33,8 @@ const { values: args } = parseArgs({
     size: { type: 'string', default: '100' },
     scenarios: { type: 'string', default: 'single,local,loopback' },
     'snapshot-entries': { type: 'string', default: '10000' },
+    /** LevelDB memtable size in MiB (0 = LevelDB's default, 4 MiB). */
+    'write-buffer-mb': { type: 'string', default: '0' },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -40,6 +42,7 @@ const WARMUP = Number(args.warmup);
 const CONCURRENCY = args.concurrency.split(',').map(Number);
 const PAYLOAD = Buffer.alloc(Number(args.size), 'x');
 const SNAPSHOT_ENTRIES = Number(args['snapshot-entries']);
+const WRITE_BUFFER_MB = Number(args['write-buffer-mb']);
 
 type Scenario = 'single' | 'local' | 'loopback';
 
@@ -84,7 +87,7 @@ function newHist() {
 }
 
 async function openStorage(dir: string, conf: ConfState) {
-  const db = new Level(dir);
+  const db = new Level(dir, WRITE_BUFFER_MB > 0 ? { writeBufferSize: WRITE_BUFFER_MB << 20 } : {});
   await db.open();
   const storage = await LevelRaftStorage.open(db, { bootstrap: conf });
   const persist = storage.persist.bind(storage);
@@ -259,6 +262,7 @@ async function main(): Promise<void> {
       size: PAYLOAD.length,
       concurrency: CONCURRENCY,
       snapshotEntries: SNAPSHOT_ENTRIES,
+      writeBufferMb: WRITE_BUFFER_MB,
     },
     loadavg: loadavg(),
   };
