@@ -2,6 +2,7 @@
 import t, { type Test } from 'tap';
 import { ConfChangeType, NodeId } from '../../../src/raft/types.js';
 import { Cluster, cmd, freePort, url } from './cluster.js';
+import { waitFor } from './helpers.js';
 
 const dirs = (t: Test, n = 3) => Array.from({ length: n }, (_, i) => `${t.testdir()}/m${i + 1}`);
 
@@ -132,4 +133,32 @@ t.test('membership: a learner joins through a conf change, catches up, is promot
   await leader.driver.propose(cmd('with four voters'));
   await c.waitApplied(21);
   t.same(joiner.app.commands, leader.app.commands);
+});
+
+t.test('proposals a deposed leader could not commit fail with ERR_LEADER_CHANGED', async (t) => {
+  const c = await Cluster.start(dirs(t));
+  t.teardown(() => c.close());
+  const old = await c.waitLeader();
+  await old.driver.propose(cmd('before'));
+  await c.waitApplied(1);
+  c.isolate(old.id);
+  const doomed = Array.from({ length: 5 }, (_, i) =>
+    old.driver.propose(cmd(`doomed${i}`)).then(
+      () => 'applied',
+      (e: { code?: string }) => e.code ?? 'error',
+    ),
+  );
+  const others = c.running().filter((m) => m.id !== old.id);
+  await waitFor(
+    () => others.some((m) => m.driver.status().role === 'leader'),
+    'a new leader among the others',
+  );
+  const next = others.find((m) => m.driver.status().role === 'leader')!;
+  await Promise.all(Array.from({ length: 10 }, (_, i) => next.driver.propose(cmd(`new${i}`))));
+  c.heal(old.id);
+  const outcomes = await Promise.all(doomed);
+  t.same(outcomes, Array(5).fill('ERR_LEADER_CHANGED'), 'told at once, not after a timeout');
+  await c.waitApplied(11);
+  t.same(old.app.commands, next.app.commands, 'the deposed leader follows the new log');
+  t.notOk(old.app.commands.some((x) => x.startsWith('doomed')));
 });

@@ -141,6 +141,26 @@ export class Cluster {
     return this.startMember(m.id, m.port);
   }
 
+  /** Cuts every link between member `id` and the others (both directions). */
+  isolate(id: number): void {
+    const m = this.get(id);
+    for (const o of this.running()) {
+      if (o.id === m.id) continue;
+      o.transport.removePeer(m.id);
+      m.transport.removePeer(o.id);
+    }
+  }
+
+  /** Restores the links cut by `isolate`. */
+  heal(id: number): void {
+    const m = this.get(id);
+    for (const o of this.running()) {
+      if (o.id === m.id) continue;
+      o.transport.setPeer(m.id, url(m.port));
+      m.transport.setPeer(o.id, url(o.port));
+    }
+  }
+
   async close(): Promise<void> {
     for (const m of this.members.values()) await this.stopMember(m.id);
   }
