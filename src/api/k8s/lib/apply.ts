@@ -23,9 +23,12 @@ import { goQuote, type StatusCause } from './field-errors.js';
 import {
   type FieldPath,
   FieldSet,
-  fieldSetOf,
   fieldElement,
+  fieldValues,
   keyElement,
+  keyOf,
+  PRESENT,
+  pathOfKey,
   pathString,
   removeAt,
   valueAt,
@@ -78,13 +81,11 @@ const STRIPPED_META = new Set([
   'deletionGracePeriodSeconds',
 ]);
 
-function skipper(resetFields: readonly string[] = []): (path: FieldPath) => boolean {
-  return (path) => {
-    const top = path[0]?.slice(2);
-    if (path.length === 1 && (top === 'apiVersion' || top === 'kind')) return true;
-    if (top !== undefined && resetFields.includes(top)) return true;
-    return path.length === 2 && top === 'metadata' && STRIPPED_META.has(path[1]?.slice(2) ?? '');
-  };
+function skipper(resetFields: readonly string[] = []): (key: string) => boolean {
+  const skipped = new Set<string>([keyOf(['f:apiVersion']), keyOf(['f:kind'])]);
+  for (const f of resetFields) skipped.add(keyOf([`f:${f}`]));
+  for (const m of STRIPPED_META) skipped.add(keyOf(['f:metadata', `f:${m}`]));
+  return (key) => skipped.has(key);
 }
 
 export function formatTime(d: Date): string {
@@ -131,14 +132,17 @@ export function serverSideApply(
   const skip = skipper(options.resetFields);
   const config = cloneJson(applied);
   for (const f of options.resetFields ?? []) delete config[f];
-  const newSet = fieldSetOf(config, options.schema, skip);
+  const appliedValues = fieldValues(config, options.schema, skip);
+  const newSet = FieldSet.fromKeys(appliedValues.keys());
   const base: JsonMap = live ? cloneJson(live) : {};
-  const entries = managedFieldsOf(base);
+  // Entries are read from the input, not the copy: their fieldsV1 objects are shared with
+  // the result (never mutated), so decoding is cached by identity across writes.
+  const entries = managedFieldsOf(live);
   const mine = entries.find((e) => sameEntry(e, options.manager, 'Apply', options.subresource));
   const others = entries.filter((e) => e !== mine);
   const otherSets = others.map((e) => FieldSet.fromFieldsV1(e.fieldsV1));
 
-  const conflicts = findConflicts(base, config, newSet, others, otherSets);
+  const conflicts = findConflicts(base, appliedValues, options, others, otherSets);
   if (conflicts.length > 0 && !options.force) throw conflictError(conflicts);
   for (const c of conflicts) otherSets[c.owner]?.delete(c.path);
 
@@ -152,7 +156,10 @@ export function serverSideApply(
     apiVersion: options.apiVersion,
     time,
     fieldsType: 'FieldsV1',
-    fieldsV1: newSet.toFieldsV1(),
+    fieldsV1:
+      mine && FieldSet.fromFieldsV1(mine.fieldsV1).equals(newSet)
+        ? mine.fieldsV1
+        : newSet.toFieldsV1(),
     ...(options.subresource ? { subresource: options.subresource } : {}),
   };
   // Entries keep their order; owners left with nothing are dropped.
@@ -163,7 +170,8 @@ export function serverSideApply(
       continue;
     }
     const set = otherSets[others.indexOf(e)] as FieldSet;
-    if (set.size > 0) list.push({ ...e, fieldsV1: set.toFieldsV1() });
+    if (!set.modified) list.push(e);
+    else if (set.size > 0) list.push({ ...e, fieldsV1: set.toFieldsV1() });
   }
   if (!mine) list.push(entry);
   setManagedFields(merged, list);
@@ -183,24 +191,29 @@ interface Conflict {
   path: FieldPath;
 }
 
-/** Leaf fields another manager owns whose applied value differs from the live one. */
+/**
+ * Leaf fields another manager owns whose applied value differs from the live one. The live
+ * object is walked only when someone else owns one of the applied fields.
+ */
 function findConflicts(
   live: JsonMap,
-  config: JsonMap,
-  applied: FieldSet,
+  applied: Map<string, JsonValue | typeof PRESENT>,
+  options: ApplyOptions,
   others: ManagedFieldsEntry[],
   otherSets: FieldSet[],
 ): Conflict[] {
   const out: Conflict[] = [];
-  for (const path of applied) {
-    const last = path[path.length - 1] ?? '';
-    if (last.startsWith('k:') || last.startsWith('v:')) continue; // element presence is shared
-    const want = valueAt(config, path);
-    const have = valueAt(live, path);
-    if (have !== undefined && jsonEqual(want, have)) continue;
+  let liveValues: Map<string, JsonValue | typeof PRESENT> | undefined;
+  for (const [key, want] of applied) {
+    if (want === PRESENT) continue; // element presence is shared, never a conflict
+    if (!otherSets.some((s) => s.hasKey(key))) continue;
+    liveValues ??= fieldValues(live, options.schema, skipper(options.resetFields));
+    const have = liveValues.get(key);
+    if (have !== undefined && have !== PRESENT && jsonEqual(want, have)) continue;
     otherSets.forEach((set, i) => {
       const entry = others[i] as ManagedFieldsEntry;
-      if (set.has(path)) out.push({ owner: i, manager: entry.manager, entry, path });
+      if (set.hasKey(key))
+        out.push({ owner: i, manager: entry.manager, entry, path: pathOfKey(key) });
     });
   }
   return out;
@@ -288,14 +301,21 @@ function mergeApplied(
     schema.strategy === 'merge'
   ) {
     const keys = listKeys(schema);
+    const idOf = (e: JsonValue) =>
+      keys.length > 0 ? (isJsonObject(e) ? keyElement(e, keys) : undefined) : valueElement(e);
     const out = [...live];
+    const index = new Map<string, number>();
+    out.forEach((o, i) => {
+      const id = idOf(o);
+      if (id !== undefined && !index.has(id)) index.set(id, i);
+    });
     for (const el of applied) {
-      const id = keys.length > 0 && isJsonObject(el) ? keyElement(el, keys) : valueElement(el);
-      const at = out.findIndex((o) =>
-        keys.length > 0 ? isJsonObject(o) && keyElement(o, keys) === id : valueElement(o) === id,
-      );
-      if (at < 0) out.push(withoutNulls(el));
-      else if (keys.length > 0) out[at] = mergeApplied(out[at], el, itemsOf(schema));
+      const id = idOf(el);
+      const at = id === undefined ? undefined : index.get(id);
+      if (at === undefined) {
+        if (id !== undefined) index.set(id, out.length);
+        out.push(withoutNulls(el));
+      } else if (keys.length > 0) out[at] = mergeApplied(out[at], el, itemsOf(schema));
     }
     return out;
   }
@@ -337,20 +357,23 @@ export function recordUpdate(
   const skip = skipper(options.resetFields);
   const out = cloneJson(next);
   const entries = managedFieldsOf(prev ?? next);
-  const nextSet = fieldSetOf(out, options.schema, skip);
-  const changed = new FieldSet();
-  for (const path of nextSet) {
-    if (prev === undefined || !jsonEqual(valueAt(prev, path), valueAt(out, path)))
-      changed.add(path);
+  const nextValues = fieldValues(out, options.schema, skip);
+  const prevValues = prev ? fieldValues(prev, options.schema, skip) : undefined;
+  const changed: string[] = [];
+  for (const [key, v] of nextValues) {
+    const before = prevValues?.get(key);
+    if (before === undefined || (v !== PRESENT && (before === PRESENT || !jsonEqual(before, v)))) {
+      changed.push(key);
+    }
   }
   const sets = entries.map((e) => FieldSet.fromFieldsV1(e.fieldsV1));
   // Fields that no longer exist are owned by nobody.
-  for (const s of sets) for (const p of [...s]) if (!nextSet.has(p)) s.delete(p);
+  for (const s of sets) for (const k of [...s.keys()]) if (!nextValues.has(k)) s.deleteKey(k);
   let mine = entries.findIndex((e) => sameEntry(e, options.manager, 'Update', options.subresource));
   sets.forEach((s, i) => {
-    if (i !== mine) for (const p of changed) s.delete(p);
+    if (i !== mine) for (const k of changed) s.deleteKey(k);
   });
-  if (changed.size > 0) {
+  if (changed.length > 0) {
     if (mine < 0) {
       entries.push({
         manager: options.manager,
@@ -364,11 +387,17 @@ export function recordUpdate(
       mine = entries.length - 1;
     }
     const own = sets[mine] as FieldSet;
-    for (const p of changed) own.add(p);
-    (entries[mine] as ManagedFieldsEntry).time = formatTime(options.now ?? new Date());
+    for (const k of changed) own.addKey(k);
+    entries[mine] = {
+      ...(entries[mine] as ManagedFieldsEntry),
+      time: formatTime(options.now ?? new Date()),
+    };
   }
   const result = entries
-    .map((e, i) => ({ ...e, fieldsV1: (sets[i] as FieldSet).toFieldsV1() }))
+    .map((e, i) => {
+      const set = sets[i] as FieldSet;
+      return set.modified ? { ...e, fieldsV1: set.toFieldsV1() } : e;
+    })
     .filter((_, i) => (sets[i] as FieldSet).size > 0);
   if (result.length > 0 || isJsonObject(out.metadata)) setManagedFields(out, result);
   if (result.length === 0 && isJsonObject(out.metadata)) delete out.metadata.managedFields;

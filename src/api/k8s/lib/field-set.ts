@@ -18,9 +18,30 @@ export type FieldPath = readonly PathElement[];
 
 const SEP = '\u0000';
 
+/** The FieldSet key of a path (its elements joined). */
+export function keyOf(path: FieldPath): string {
+  return path.join(SEP);
+}
+
+/** The path a FieldSet key (a joined path) stands for. */
+export function pathOfKey(key: string): FieldPath {
+  return key === '' ? [] : key.split(SEP);
+}
+
+/** Decoded FieldsV1 by identity: stored objects are decoded once, not on every write. */
+const decoded = new WeakMap<object, ReadonlySet<string>>();
+
 /** A set of member paths. */
 export class FieldSet {
   private readonly paths = new Set<string>();
+  /** Set by every change: callers re-encode only the sets that changed. */
+  modified = false;
+
+  static fromKeys(keys: Iterable<string>): FieldSet {
+    const s = new FieldSet();
+    for (const k of keys) s.paths.add(k);
+    return s;
+  }
 
   static of(paths: Iterable<FieldPath>): FieldSet {
     const s = new FieldSet();
@@ -29,7 +50,26 @@ export class FieldSet {
   }
 
   add(path: FieldPath): void {
-    this.paths.add(path.join(SEP));
+    this.addKey(path.join(SEP));
+  }
+
+  /** Key-level access: a key is a path joined as fieldValues() keys its map. */
+  addKey(key: string): void {
+    if (this.paths.has(key)) return;
+    this.paths.add(key);
+    this.modified = true;
+  }
+
+  hasKey(key: string): boolean {
+    return this.paths.has(key);
+  }
+
+  deleteKey(key: string): void {
+    if (this.paths.delete(key)) this.modified = true;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.paths.values();
   }
 
   has(path: FieldPath): boolean {
@@ -37,7 +77,14 @@ export class FieldSet {
   }
 
   delete(path: FieldPath): void {
-    this.paths.delete(path.join(SEP));
+    this.deleteKey(path.join(SEP));
+  }
+
+  /** Same members. */
+  equals(other: FieldSet): boolean {
+    if (this.paths.size !== other.paths.size) return false;
+    for (const p of this.paths) if (!other.paths.has(p)) return false;
+    return true;
   }
 
   get size(): number {
@@ -63,63 +110,65 @@ export class FieldSet {
     return out;
   }
 
-  /** Encodes as FieldsV1 (the JSON object of managedFields[].fieldsV1). */
+  /** Encodes as FieldsV1 (the JSON object of managedFields[].fieldsV1), keys sorted. */
   toFieldsV1(): JsonMap {
-    const root: JsonMap = {};
-    const paths = [...this];
-    for (const path of paths) {
+    const root: TrieNode = { children: new Map(), member: false };
+    for (const key of this.paths) {
       let node = root;
-      for (const el of path) {
-        let next = node[el];
-        if (!isJsonObject(next)) {
-          next = {};
-          node[el] = next;
+      if (key !== '') {
+        for (const el of key.split(SEP)) {
+          let next = node.children.get(el);
+          if (!next) {
+            next = { children: new Map(), member: false };
+            node.children.set(el, next);
+          }
+          node = next;
         }
-        node = next;
       }
+      node.member = true;
     }
-    // A member with children is marked with "."; a member without children is `{}`.
-    for (const path of paths) {
-      const node = nodeAt(root, path);
-      if (node && Object.keys(node).length > 0 && path.length > 0) node['.'] = {};
-    }
-    return sortKeys(root);
+    return emitTrie(root, true);
   }
 
   /** Decodes FieldsV1; unknown shapes are ignored rather than trusted. */
   static fromFieldsV1(v: unknown): FieldSet {
     const s = new FieldSet();
-    const walk = (node: JsonMap, prefix: PathElement[]) => {
+    const known = isJsonObject(v) ? decoded.get(v) : undefined;
+    if (known) {
+      for (const k of known) s.paths.add(k);
+      return s;
+    }
+    const walk = (node: JsonMap, prefix: string | undefined) => {
       const keys = Object.keys(node);
-      if (keys.length === 0 && prefix.length > 0) s.add(prefix);
+      if (keys.length === 0 && prefix !== undefined) s.paths.add(prefix);
       for (const k of keys) {
         if (k === '.') {
-          s.add(prefix);
+          if (prefix !== undefined) s.paths.add(prefix);
           continue;
         }
         const child = node[k];
-        if (isJsonObject(child)) walk(child, [...prefix, k]);
+        if (isJsonObject(child)) walk(child, prefix === undefined ? k : prefix + SEP + k);
       }
     };
-    if (isJsonObject(v)) walk(v, []);
+    if (isJsonObject(v)) {
+      walk(v, undefined);
+      decoded.set(v, new Set(s.paths));
+    }
     return s;
   }
 }
 
-function nodeAt(root: JsonMap, path: FieldPath): JsonMap | undefined {
-  let node: JsonValue = root;
-  for (const el of path) {
-    if (!isJsonObject(node)) return undefined;
-    node = node[el] as JsonValue;
-  }
-  return isJsonObject(node) ? node : undefined;
+interface TrieNode {
+  children: Map<string, TrieNode>;
+  member: boolean;
 }
 
-function sortKeys(m: JsonMap): JsonMap {
+/** A member with children is marked with "."; a member without children is `{}`. */
+function emitTrie(node: TrieNode, root: boolean): JsonMap {
   const out: JsonMap = {};
-  for (const k of Object.keys(m).sort()) {
-    const v = m[k] as JsonValue;
-    out[k] = isJsonObject(v) ? sortKeys(v) : v;
+  if (!root && node.member && node.children.size > 0) out['.'] = {};
+  for (const k of [...node.children.keys()].sort()) {
+    out[k] = emitTrie(node.children.get(k) as TrieNode, false);
   }
   return out;
 }
@@ -161,61 +210,85 @@ export function pathString(path: FieldPath): string {
 // --- sets of objects ---------------------------------------------------------------------------------
 
 /**
- * The member paths of an object's fields under a merge schema. `skip(path)` leaves fields
+ * The member paths of an object's fields under a merge schema. `skip(key)` leaves fields
  * out (apiVersion, kind, identity metadata, reset fields such as status).
  */
 export function fieldSetOf(
   obj: JsonValue,
   schema: FieldSchema | undefined,
-  skip: (path: FieldPath) => boolean = () => false,
+  skip: (key: string) => boolean = () => false,
 ): FieldSet {
   const set = new FieldSet();
-  collect(obj, schema, [], set, skip);
+  collect(obj, schema, undefined, 0, skip, (key) => set.addKey(key));
   return set;
 }
+
+/** Stands for "the element is there" where fieldValues() maps a list element's own path. */
+export const PRESENT: unique symbol = Symbol('present');
+
+/**
+ * Every member path of an object (joined as FieldSet keys) with its value: the leaf value,
+ * or PRESENT for keyed and set elements. One walk; comparing two of these maps is how
+ * changed fields are found without looking paths up one by one.
+ */
+export function fieldValues(
+  obj: JsonValue,
+  schema: FieldSchema | undefined,
+  skip: (key: string) => boolean = () => false,
+): Map<string, JsonValue | typeof PRESENT> {
+  const out = new Map<string, JsonValue | typeof PRESENT>();
+  collect(obj, schema, undefined, 0, skip, (key, value) => out.set(key, value));
+  return out;
+}
+
+type Visit = (key: string, value: JsonValue | typeof PRESENT) => void;
+
+/** Only the first two path elements matter to `skip` (apiVersion, kind, metadata.x, status). */
+const SKIP_DEPTH = 2;
 
 function collect(
   value: JsonValue,
   schema: FieldSchema | undefined,
-  path: PathElement[],
-  set: FieldSet,
-  skip: (path: FieldPath) => boolean,
+  key: string | undefined,
+  depth: number,
+  skip: (key: string) => boolean,
+  visit: Visit,
 ): void {
   if (isJsonObject(value) && !(schema?.type === 'map' && schema.atomic)) {
     const keys = Object.keys(value);
-    let any = false;
     for (const k of keys) {
-      const p = [...path, fieldElement(k)];
-      if (skip(p)) continue;
-      any = true;
-      collect(value[k] as JsonValue, fieldOf(schema, k), p, set, skip);
+      const child = key === undefined ? fieldElement(k) : key + SEP + fieldElement(k);
+      if (depth < SKIP_DEPTH && skip(child)) continue;
+      collect(value[k] as JsonValue, fieldOf(schema, k), child, depth + 1, skip, visit);
     }
-    if (!any && path.length > 0 && keys.length === 0) set.add(path);
+    if (key !== undefined && keys.length === 0) visit(key, value);
     return;
   }
+  if (key === undefined) return;
   if (Array.isArray(value) && schema?.type === 'list' && schema.strategy === 'merge') {
     const keys = listKeys(schema);
     value.forEach((el, i) => {
       if (keys.length === 0) {
-        set.add([...path, valueElement(el)]);
+        visit(key + SEP + valueElement(el), PRESENT);
         return;
       }
-      if (!isJsonObject(el))
-        throw unprocessable(`${pathString(path)}: element ${i} is not an object`);
+      if (!isJsonObject(el)) {
+        throw unprocessable(`${pathString(pathOfKey(key))}: element ${i} is not an object`);
+      }
       for (const k of keys) {
         if (el[k] === undefined) {
           throw unprocessable(
-            `${pathString(path)}: element ${i}: associative list with keys has an element that omits key field "${k}"`,
+            `${pathString(pathOfKey(key))}: element ${i}: associative list with keys has an element that omits key field "${k}"`,
           );
         }
       }
-      const p = [...path, keyElement(el, keys)];
-      set.add(p);
-      collect(el, itemsOf(schema), p, set, skip);
+      const child = key + SEP + keyElement(el, keys);
+      visit(child, PRESENT);
+      collect(el, itemsOf(schema), child, depth + 1, skip, visit);
     });
     return;
   }
-  set.add(path);
+  visit(key, value);
 }
 
 /** Where a path leads in an object: the container and the key or index of the target. */
