@@ -203,8 +203,6 @@ function newAjv(): Ajv {
   return ajv;
 }
 
-let sharedAjv: Ajv | undefined;
-
 export function compileCrdSchema(
   openAPIV3Schema: unknown,
   options: CrdSchemaOptions = {},
@@ -214,8 +212,8 @@ export function compileCrdSchema(
   let validator: ValidateFunction | undefined;
   if (errs.length === 0) {
     try {
-      sharedAjv ??= newAjv();
-      validator = sharedAjv.compile(toJsonSchema(openAPIV3Schema as SchemaNode, true));
+      // One ajv per schema: ajv caches every schema it compiled, and CRDs come and go.
+      validator = newAjv().compile(toJsonSchema(openAPIV3Schema as SchemaNode, true));
     } catch (e) {
       errs.push(invalid(path, '', e instanceof Error ? e.message : String(e)));
     }
