@@ -213,6 +213,29 @@ if (!kubectl) {
       t.match(missing.stderr, /Error from server \(NotFound\): pods "p5" not found/);
     });
 
+    await t.test('one-line generators (protobuf bodies)', async (t) => {
+      const runs = [
+        ['create', 'namespace', 'team'],
+        ['create', 'configmap', 'cm1', '--from-literal=a=b'],
+        ['create', 'secret', 'generic', 's1', '--from-literal=password=hunter2'],
+        ['create', 'deployment', 'api', '--image=nginx:1.27', '--replicas=3', '--port=80'],
+        ['create', 'service', 'clusterip', 'svc1', '--tcp=80:8080'],
+      ];
+      for (const args of runs) {
+        const r = await run(args);
+        t.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      }
+      t.equal((await run(['get', 'cm', 'cm1', '-o', 'jsonpath={.data.a}'])).stdout, 'b');
+      const secret = await run(['get', 'secret', 's1', '-o', 'jsonpath={.data.password}']);
+      t.equal(Buffer.from(secret.stdout, 'base64').toString(), 'hunter2');
+      const d = JSON.parse((await run(['get', 'deploy', 'api', '-o', 'json'])).stdout);
+      t.equal(d.spec.replicas, 3);
+      t.same(d.spec.template.spec.containers[0].ports, [{ containerPort: 80 }]);
+      const svc = JSON.parse((await run(['get', 'svc', 'svc1', '-o', 'json'])).stdout);
+      t.match(svc.spec.ports[0], { port: 80, targetPort: 8080, protocol: 'TCP' });
+      t.equal((await run(['delete', 'namespace', 'team'])).code, 0);
+    });
+
     await t.test('get -w sees ADDED, MODIFIED, DELETED', async (t) => {
       const w = background(['get', 'pods', '-w', '--output-watch-events', '-o', 'json']);
       const events = () =>

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { decodeProtobufBody } from './protobuf.js';
 import { badRequest, StatusError, unsupportedMediaType } from './status.js';
 
 /** Deepest nesting of objects and arrays accepted in a body. */
@@ -85,23 +86,26 @@ export function parseYamlText(text: string): unknown {
   }
 }
 
+export const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf';
 const JSON_TYPES = new Set(['', 'application/json', '*/*']);
 const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml']);
 
 /**
- * Parses an object body (create, update) by its Content-Type: JSON or YAML. Protobuf and
- * anything else is 415. The value must be a JSON object.
+ * Parses an object body (create, update) by its Content-Type: JSON, YAML, or the protobuf
+ * of kubectl's one-line generators (protobuf.ts); anything else is 415. The value must be a
+ * JSON object.
  */
 export function parseObjectBody(
   buf: Buffer,
   contentType: string | undefined,
 ): Record<string, unknown> {
   const type = mediaType(contentType);
+  if (type === PROTOBUF_TYPE) return asObject(decodeProtobufBody(buf));
   const text = buf.toString('utf8');
   let value: unknown;
   if (JSON_TYPES.has(type)) value = parseJsonText(text);
   else if (YAML_TYPES.has(type)) value = parseYamlText(text);
-  else throw unsupportedMediaType('application/json, application/yaml');
+  else throw unsupportedMediaType(`application/json, application/yaml, ${PROTOBUF_TYPE}`);
   return asObject(value);
 }
 
