@@ -2,7 +2,7 @@
  * Three members as child processes on loopback. kill -9 the leader in the middle of a write
  * load sent through every member: a new leader is elected within about two seconds, every
  * acknowledged write is on both survivors, and the killed member, restarted with no cluster
- * flags, catches up from a snapshot (--snapshot-count 100) and then from the log.
+ * flags, catches up from a snapshot (--snapshot-count 50) and then from the log.
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -53,7 +53,7 @@ t.test('kill -9 the leader under load; nothing acknowledged is lost', async (t) 
     cli,
     join(root, 'data'),
     ['a', 'b', 'c'],
-    ['--snapshot-count', '100'],
+    ['--snapshot-count', '50'],
   );
   t.teardown(async () => {
     if (!t.passing()) t.comment(c.logs());
