@@ -16,7 +16,7 @@
  * Invariant after each handled event: the cache equals the server's objects at the resume
  * point, restricted to the selectors. `hasSynced()` is true from the first completed list.
  */
-import { ObjectCache, type IndexFunc } from './cache.js';
+import { type IndexFunc, ObjectCache } from './cache.js';
 import { isKubeApiError, KubeApiError } from './errors.js';
 import type { ResourceClient } from './resource-client.js';
 import { type KubeObject, objectKey, type WatchEvent } from './types.js';

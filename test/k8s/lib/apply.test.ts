@@ -344,7 +344,7 @@ t.test(
       { port: 80, protocol: 'UDP' },
     ]);
     t.same(spec.tags, ['a', 'b']);
-  t.same(spec.args, ['x', 'y']);
+    t.same(spec.args, ['x', 'y']);
     const conflict = libError(() =>
       serverSideApply(second.object, w({ args: ['q'] }), {
         manager: 'c',

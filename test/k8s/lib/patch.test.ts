@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { GENERIC_INVALID_MESSAGE, KubeLibError } from '../../../src/api/k8s/lib/errors.js';
-import { cloneJson, jsonEqual, type JsonValue } from '../../../src/api/k8s/lib/json.js';
+import { cloneJson, type JsonValue, jsonEqual } from '../../../src/api/k8s/lib/json.js';
 import {
   applyJsonPatch,
   applyMergePatch,
