@@ -19,8 +19,9 @@ import { execSync, fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import express from 'express';
@@ -271,6 +272,10 @@ async function watchBench(watchers: number, rate: number, durationS: number) {
       );
     const ready = await next();
     const hubWatchers = h.kube.hub.watchers.size;
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    loop.enable();
+    const cpu0 = process.cpuUsage();
+    const wall0 = performance.now();
     // Writes: `rate` per second in 10 ms ticks, round robin over the pods (one per node).
     let written = 0;
     const start = performance.now();
@@ -288,6 +293,9 @@ async function watchBench(watchers: number, rate: number, durationS: number) {
       await new Promise((r) => setTimeout(r, 10));
     }
     await new Promise((r) => setTimeout(r, 1500));
+    loop.disable();
+    const cpu = process.cpuUsage(cpu0);
+    const serverCpu = (cpu.user + cpu.system) / 1000 / (performance.now() - wall0);
     child.send('finish');
     const done = await next();
     reports.push(ready, done);
@@ -306,9 +314,12 @@ async function watchBench(watchers: number, rate: number, durationS: number) {
       p50: round(lat.p50),
       p99: round(lat.p99),
       max: round(lat.max),
+      serverCpu: round(serverCpu),
+      serverLoopDelayP99Ms: round(loop.percentile(99) / 1e6),
+      loadavg: loadavg()[0] ?? 0,
     };
     console.log(
-      `  ${watchers} watchers x ${rate} writes/s: connected ${row.connected}, written ${written}, delivered ${row.delivered}, misdelivered ${row.misdelivered}; latency p50 ${row.p50} ms p99 ${row.p99} ms max ${row.max} ms`,
+      `  ${watchers} watchers x ${rate} writes/s: connected ${row.connected}, written ${written}, delivered ${row.delivered}, misdelivered ${row.misdelivered}; latency p50 ${row.p50} ms p99 ${row.p99} ms max ${row.max} ms; server CPU ${row.serverCpu} cores, loop delay p99 ${row.serverLoopDelayP99Ms} ms, load ${row.loadavg.toFixed(1)}`,
     );
     return row;
   } finally {
