@@ -18,16 +18,13 @@ async function withServer(t: Test, options = {}): Promise<KubeServer> {
   return s;
 }
 
-const onNode = (name: string, node: string, labels: Record<string, string> = {}) =>
-  pod(name, {}, labels) as ReturnType<typeof pod> & { spec: Record<string, unknown> };
-
 async function createOn(
   s: KubeServer,
   name: string,
   node: string,
   labels: Record<string, string> = {},
 ) {
-  const p = onNode(name, node, labels);
+  const p = pod(name, {}, labels) as ReturnType<typeof pod> & { spec: Record<string, unknown> };
   p.spec.nodeName = node;
   const r = await call(s.url, 'POST', PODS, p);
   if (r.status !== 201) throw new Error(r.text);

@@ -52,12 +52,14 @@ export interface MutatingHook<T extends KubeObject = KubeObject> {
   name: string;
   match?: AdmissionMatch;
   /** Change `req.object` in place, or return the object to store instead. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that changes in place returns nothing.
   admit(req: AdmissionRequest<T>): void | T | Promise<void | T>;
 }
 
 export interface ValidatingHook<T extends KubeObject = KubeObject> {
   name: string;
   match?: AdmissionMatch;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that allows returns nothing.
   validate(req: AdmissionRequest<T>): void | AdmissionDenial | Promise<void | AdmissionDenial>;
 }
 

@@ -40,8 +40,7 @@ export function decodeContinue(token: string): ContinueToken {
   }
   const t = parsed as { v?: unknown; rv?: unknown; start?: unknown };
   if (
-    !t ||
-    t.v !== 1 ||
+    t?.v !== 1 ||
     typeof t.rv !== 'number' ||
     !Number.isSafeInteger(t.rv) ||
     t.rv < 1 ||

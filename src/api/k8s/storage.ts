@@ -51,6 +51,7 @@ export class ObjectStorage {
 
   /** The member's current revision, through a linearizable read (for consistent lists). */
   async currentRevision(): Promise<number> {
+    // One key that never exists: the read barrier is what matters, not the data.
     const { result } = await this.member.range({ key: keyBytes('/registry/'), countOnly: true });
     return result.revision;
   }

@@ -67,7 +67,7 @@ export function kubeUpgrade(kube: Kube, startFace: () => Promise<void>): KubeUpg
   const serve = async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL) => {
     await startFace();
     const route = parsePath(url.pathname);
-    if (!route || route.type !== 'resource' || route.name !== undefined) throw pathNotFound();
+    if (route?.type !== 'resource' || route.name !== undefined) throw pathNotFound();
     const info = resolveResource(kube, route);
     const o = parseListOptions(url.searchParams);
     if (!o.watch) throw badRequest('only watch requests (watch=1) are served over websockets');
