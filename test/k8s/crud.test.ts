@@ -327,10 +327,11 @@ t.test('delete: preconditions, finalizers, Status', async (t) => {
 
 t.test('deleting a namespace deletes what is in it; creating there is refused', async (t) => {
   const s = await withServer(t);
-  t.equal(
-    (await call(s.url, 'POST', '/api/v1/namespaces', { metadata: { name: 'team' } })).status,
-    201,
-  );
+  const ns = await call(s.url, 'POST', '/api/v1/namespaces', { metadata: { name: 'team' } });
+  t.equal(ns.status, 201);
+  t.same(ns.body.spec, { finalizers: ['kubernetes'] });
+  t.same(ns.body.metadata.labels, { 'kubernetes.io/metadata.name': 'team' });
+  t.same(ns.body.status, { phase: 'Active' });
   t.equal((await call(s.url, 'POST', '/api/v1/namespaces/team/pods', pod('a'))).status, 201);
   t.equal(
     (

@@ -115,6 +115,14 @@ export function prepareCreate(info: ResourceInfo, obj: KubeObject, nowMs: number
   if (info.group === '' && info.resource === 'namespaces' && m.name) {
     // Kubernetes labels every namespace with its own name (for namespace selectors).
     m.labels = { ...m.labels, 'kubernetes.io/metadata.name': m.name };
+    // ...and gives it the `kubernetes` finalizer of its content cleanup.
+    const spec =
+      obj.spec && typeof obj.spec === 'object' ? (obj.spec as Record<string, unknown>) : {};
+    const finalizers = Array.isArray(spec.finalizers) ? spec.finalizers : [];
+    obj.spec = {
+      ...spec,
+      finalizers: finalizers.includes('kubernetes') ? finalizers : [...finalizers, 'kubernetes'],
+    };
   }
 }
 
