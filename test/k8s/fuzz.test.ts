@@ -8,8 +8,8 @@ import t from 'tap';
 import { call, pod, startKube } from './harness.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
-const COUNT = Number(process.env.FUZZ_COUNT ?? 3000);
-const BUDGET_MS = Number(process.env.FUZZ_MS ?? 20_000);
+const COUNT = Number(process.env.FUZZ_COUNT ?? 2500);
+const BUDGET_MS = Number(process.env.FUZZ_MS ?? 15_000);
 
 /** mulberry32: a small seeded generator, so a failing run can be replayed. */
 function rng(seed: number) {
