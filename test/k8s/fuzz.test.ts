@@ -202,6 +202,51 @@ function path(): string {
   return params.length > 0 ? `${p}?${params.join('&')}` : p;
 }
 
+const TARGETS = [
+  { coll: '/api/v1/namespaces/default/pods', name: 'p1', seed: 0 },
+  { coll: '/api/v1/namespaces/default/configmaps', name: 'c', seed: 1 },
+  { coll: '/api/v1/namespaces/default/secrets', name: 's', seed: 2 },
+  { coll: '/apis/apps/v1/namespaces/default/deployments', name: 'web', seed: 3 },
+  {
+    coll: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    name: 'widgets.example.com',
+    seed: 9,
+  },
+];
+const PATCHES: Array<[string, unknown]> = [
+  ['application/merge-patch+json', { metadata: { labels: { a: 'b' } }, spec: { replicas: 2 } }],
+  ['application/json-patch+json', [{ op: 'replace', path: '/metadata/labels', value: { x: 'y' } }]],
+  ['application/strategic-merge-patch+json', SEEDS[6]],
+  [
+    'application/strategic-merge-patch+json',
+    { metadata: { $deleteFromPrimitiveList: ['x'] }, spec: { $retainKeys: ['a'] } },
+  ],
+  ['application/apply-patch+yaml', SEEDS[0]],
+];
+
+/** A request aimed at a live object: create, replace, patch or delete it with a mutated body. */
+function targeted(): { method: string; path: string; body: string; type: string } {
+  const target = pick(TARGETS);
+  const item = `${target.coll}/${target.name}`;
+  const seed = SEEDS[target.seed];
+  const text = (v: unknown) => JSON.stringify(chance(0.3) ? v : mutate(v)) ?? 'null';
+  const r = rand();
+  if (r < 0.3)
+    return { method: 'POST', path: target.coll, body: text(seed), type: 'application/json' };
+  if (r < 0.45) return { method: 'PUT', path: item, body: text(seed), type: 'application/json' };
+  if (r < 0.9) {
+    const [type, patch] = pick(PATCHES);
+    const q = type === 'application/apply-patch+yaml' ? '?fieldManager=fuzz&force=true' : '';
+    return {
+      method: 'PATCH',
+      path: `${item}${chance(0.2) ? '/status' : ''}${q}`,
+      body: text(patch),
+      type,
+    };
+  }
+  return { method: 'DELETE', path: item, body: '', type: 'application/json' };
+}
+
 t.test(`random and mutated requests (seed ${SEED})`, async (t) => {
   t.comment(`FUZZ_SEED=${SEED}`);
   const s = await startKube(t.testdir(), { maxRequestBytes: 256 * 1024, freshTimeoutMs: 20 });
@@ -211,11 +256,14 @@ t.test(`random and mutated requests (seed ${SEED})`, async (t) => {
   let sent = 0;
   let failures = 0;
   const one = async () => {
-    const method = pick(METHODS);
-    const p = path();
-    const b = method === 'GET' || method === 'HEAD' ? undefined : body();
+    // Half the requests are well aimed (a write of a live object with a mutated body), so
+    // that patches and updates reach the merge and validation code, not only the router.
+    const aimed = chance(0.5) ? targeted() : undefined;
+    const method = aimed?.method ?? pick(METHODS);
+    const p = aimed?.path ?? path();
+    const b = method === 'GET' || method === 'HEAD' ? undefined : (aimed?.body ?? body());
     const headers: Record<string, string> = {};
-    const type = pick(TYPES);
+    const type = aimed?.type ?? pick(TYPES);
     if (b !== undefined && type) headers['content-type'] = type;
     if (chance(0.2))
       headers.accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
