@@ -1,8 +1,30 @@
 /**
- * etcetera's public entry point (the package's only export). Embedded use needs nothing but
- * `open`; the member, API and client entry points join here as they land.
+ * etcetera's public entry point (the package's only export).
+ *
+ *   - the embedded store: `open({ dir })`, no HTTP, no Raft;
+ *   - watches for embedded programs: a `Cacher` over the store, with `watchCallback` or
+ *     `WatchIterator` (the same guarantees and backpressure as network watchers);
+ *   - a member: `Member.start(resolveConfig({...}))`, what `etcetera serve` runs;
+ *   - clients: `Client` for etcd's JSON API, `KubeClient` and `Informer` for the
+ *     Kubernetes-style API;
+ *   - the error catalogue.
  */
 export { EtceteraError, ERRORS, GrpcCode, isEtceteraError } from './errors.js';
 export type { ErrorCode, ErrorDetails } from './errors.js';
-export { decodeCommand, EmbeddedStore, encodeCommand, open, prefixEnd, Store } from './store/index.js';
+export {
+  decodeCommand,
+  EmbeddedStore,
+  encodeCommand,
+  open,
+  prefixEnd,
+  Store,
+} from './store/index.js';
 export type * from './store/index.js';
+export { Cacher, WatchIterator, watchCallback } from './watchcache/index.js';
+export type { WatchCacheOptions, WatchCallback, WatchSubscription } from './watchcache/index.js';
+export { Member, resolveConfig } from './server/index.js';
+export type { MemberConfig, MemberConfigInput, MemberOptions } from './server/index.js';
+export { Client, ClientError } from './client/index.js';
+export type { ClientOptions } from './client/index.js';
+export { Informer, KubeClient } from './client/k8s/index.js';
+export type { InformerHandlers, InformerOptions, KubeClientOptions } from './client/k8s/index.js';
