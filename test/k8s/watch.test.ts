@@ -5,6 +5,7 @@
  * keepalives, Tables, websockets, and the index that keeps one node's watcher away from
  * other nodes' events.
  */
+import { connect } from 'node:net';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { call, type KubeServer, pod, startKube } from './harness.js';
@@ -208,3 +209,36 @@ t.test('closing the face ends watches cleanly', async (t) => {
   await t.resolves(w.ended, 'terminating chunk, not a reset');
   await s.close();
 });
+
+t.test('a watcher that does not read is ended; the others keep up', async (t) => {
+  const s = await withServer(t, { watchMaxBufferedBytes: 64 * 1024 });
+  const fast = await openWatch(s.url, `${PODS}?watch=1`);
+  // A client that sends its request and then never reads.
+  const slow = connect(s.port, '127.0.0.1');
+  await new Promise((r) => slow.on('connect', r));
+  slow.write(`GET ${PODS}?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n`);
+  slow.pause();
+  t.ok(await waitUntil(() => s.kube.hub.watchers.size === 2), 'both watching');
+  // More than the kernel's socket buffers take, so that the server's own buffer fills.
+  const big = 'x'.repeat(60 * 1024);
+  for (let i = 0; i < 250; i++) {
+    const p = pod(`big-${i}`) as ReturnType<typeof pod> & {
+      metadata: { annotations?: Record<string, string> };
+    };
+    p.metadata.annotations = { big };
+    await call(s.url, 'POST', PODS, p);
+  }
+  t.ok(await fast.waitFor((e) => e.length >= 250), 'the reading watcher got every event');
+  t.ok(await waitUntil(() => s.kube.hub.watchers.size === 1), 'the stuck one was ended');
+  fast.close();
+  slow.destroy();
+});
+
+async function waitUntil(check: () => boolean, ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return check();
+}
