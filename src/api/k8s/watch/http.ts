@@ -13,6 +13,9 @@ import type { WatchFormat } from './encode.js';
 import { startWatch, type WatchStart } from './start.js';
 import type { KubeWatcher, WatchSink } from './watcher.js';
 
+/** How long an ended stream may wait for a peer that does not read before it is dropped. */
+const DROP_UNREAD_AFTER_MS = 30_000;
+
 /** Turns list options into a watch start, waiting for the cache when the request needs it. */
 export async function prepareWatch(
   kube: Kube,
@@ -75,6 +78,14 @@ export async function handleWatch(
       if (ended) return;
       ended = true;
       res.end();
+      // A peer that never reads would hold the socket (and what is queued on it) forever:
+      // once the clean end has had time to get through, drop the connection.
+      if (!res.writableFinished) {
+        const t = setTimeout(() => res.destroy(), DROP_UNREAD_AFTER_MS);
+        t.unref();
+        res.once('finish', () => clearTimeout(t));
+        res.once('close', () => clearTimeout(t));
+      }
     },
   };
   const w = startWatch(kube.hub, kube.cacher, start, sink, kube.options.now);
