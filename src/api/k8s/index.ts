@@ -82,14 +82,23 @@ export function mountKubernetes(
   // Started by the first Kubernetes request, so a member that only serves the etcd API
   // never loads, watches or writes anything for this face.
   let started: Promise<void> | undefined;
-  const start = (): Promise<void> => {
+  let namespaces: Promise<void> | undefined;
+  const start = async (): Promise<void> => {
+    // A failed start (no leader yet, say) is tried again by the next request.
     started ??= (async () => {
       await hub.start();
-      if (closed) return;
-      stopSync = syncCrds(kube);
-      if (resolved.createDefaultNamespaces) await ensureDefaultNamespaces(kube);
-    })();
-    return started;
+      if (!closed) stopSync ??= syncCrds(kube);
+    })().catch((e: unknown) => {
+      started = undefined;
+      throw e;
+    });
+    await started;
+    if (resolved.createDefaultNamespaces) {
+      namespaces ??= ensureDefaultNamespaces(kube).catch(() => {
+        namespaces = undefined;
+      });
+      await namespaces;
+    }
   };
   const ticker = setInterval(
     () =>

@@ -78,7 +78,7 @@ export class KubeHub {
 
   /** Loads the current objects, then follows the watch cache from the next revision. */
   async start(): Promise<void> {
-    this.unsubscribeReset = this.source.onReset(() => void this.reload());
+    this.unsubscribeReset ??= this.source.onReset(() => void this.reload());
     await this.reload();
   }
 
