@@ -4,8 +4,9 @@
  *   application/merge-patch+json            RFC 7386, every kind
  *   application/json-patch+json             RFC 6902, every kind
  *   application/strategic-merge-patch+json  built-in kinds only (415 for the others)
- *   application/apply-patch+yaml            server-side apply: create if absent (201),
- *                                           else merge the applied object into the live one
+ *   application/apply-patch+yaml            server-side apply (lib/apply.ts): create if
+ *                                           absent (201), else merge with field ownership
+ *                                           in managedFields; 409 on conflicts unless force
  *
  * The patch is applied to the current object inside the update loop, so a concurrent write
  * re-applies it to the newer object; a resourceVersion in the patch is a precondition.
