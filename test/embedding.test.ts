@@ -17,7 +17,7 @@ t.test('README embedding example runs', async (t) => {
   const watch = new WatchIterator(cacher, { key: 'config/', prefix: true, startRevision: 1 });
   const seen: number[] = [];
   for await (const response of watch) {
-    for (const e of response.events ?? []) seen.push(e.kv.modRevision);
+    if (response.type === 'events') for (const e of response.events) seen.push(e.kv.modRevision);
     if (seen.length >= 2) break;
   }
   watch.cancel();

@@ -143,7 +143,10 @@ export function kubeHandler(
       next();
       return;
     }
-    start()
+    // /version is asked by etcd clients too: it must not start the face (which creates the
+    // default namespaces), so that an etcd-only member never writes under /registry/.
+    const ready = url.pathname === '/version' ? Promise.resolve() : start();
+    ready
       .then(() => serve(kube, openapi, req, res, url))
       .catch((err: unknown) => {
         if (!(err instanceof StatusError) && !(err as { statusMessage?: string }).statusMessage) {

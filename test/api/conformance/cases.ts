@@ -526,7 +526,28 @@ export const CASES: Case[] = [
   },
   { name: 'status', path: '/v3/maintenance/status', body: '{}', normalise: ['status'] },
   { name: 'health', method: 'GET', path: '/health' },
-  { name: 'version', method: 'GET', path: '/version' },
+  {
+    name: 'version',
+    method: 'GET',
+    path: '/version',
+    ours: {
+      status: 200,
+      body: {
+        major: '1',
+        minor: '32',
+        gitVersion: 'v1.32.0',
+        gitCommit: '0000000000000000000000000000000000000000',
+        gitTreeState: 'clean',
+        buildDate: '2025-01-01T00:00:00Z',
+        goVersion: 'go1.23.4',
+        compiler: 'gc',
+        platform: 'linux/amd64',
+        etcdserver: '3.4.23',
+        etcdcluster: '3.4.0',
+      },
+      why: 'one /version serves etcd clients and kubectl: the Kubernetes fields are merged in',
+    },
+  },
 
   // --- size limits and routing ------------------------------------------------------------
   { name: 'a put over --max-request-bytes', path: '/v3/kv/put', body: bigValue(1600) },
