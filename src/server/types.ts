@@ -92,8 +92,9 @@ export interface MemberApi {
   health(): { health: boolean; reason: string };
 
   /**
-   * The member's watch source: the watch cache (src/watchcache) in front of the store. Watch
-   * handlers and the Kubernetes face read from it, never from the store directly.
+   * The member's store as a watch source: its history, revisions and event subscription.
+   * Faces watch through `watchCache` (built over it) and use this for what the cache
+   * does not hold (reads and replay from before the cache's window).
    */
   readonly watchSource: WatchableStore;
   /**
