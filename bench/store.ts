@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as hdr from 'hdr-histogram-js';
-import { open, prefixEnd, Store } from '../src/store/index.js';
 import type { Command, RequestOp } from '../src/store/index.js';
+import { open, prefixEnd, Store } from '../src/store/index.js';
 
 const { values: args } = parseArgs({
   options: {

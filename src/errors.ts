@@ -66,15 +66,27 @@ export const ERRORS = {
     message: 'etcdserver: mvcc: required revision is a future revision',
   },
   // --- store: leases ---
-  ERR_LEASE_NOT_FOUND: { grpc: GrpcCode.NotFound, message: 'etcdserver: requested lease not found' },
-  ERR_LEASE_EXIST: { grpc: GrpcCode.FailedPrecondition, message: 'etcdserver: lease already exists' },
-  ERR_LEASE_TTL_TOO_LARGE: { grpc: GrpcCode.OutOfRange, message: 'etcdserver: too large lease TTL' },
+  ERR_LEASE_NOT_FOUND: {
+    grpc: GrpcCode.NotFound,
+    message: 'etcdserver: requested lease not found',
+  },
+  ERR_LEASE_EXIST: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: lease already exists',
+  },
+  ERR_LEASE_TTL_TOO_LARGE: {
+    grpc: GrpcCode.OutOfRange,
+    message: 'etcdserver: too large lease TTL',
+  },
   // --- watch cache (src/watchcache) ---
   ERR_WATCH_TOO_OLD: {
     grpc: GrpcCode.OutOfRange,
     message: 'etcetera: required revision is older than the watch cache window',
   },
-  ERR_WATCH_RANGE_EMPTY: { grpc: GrpcCode.InvalidArgument, message: 'mvcc: watcher range is empty' },
+  ERR_WATCH_RANGE_EMPTY: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'mvcc: watcher range is empty',
+  },
   ERR_WATCH_DUPLICATE_ID: {
     grpc: GrpcCode.InvalidArgument,
     message: 'mvcc: duplicate watch ID provided on the WatchStream',
@@ -165,7 +177,10 @@ export const ERRORS = {
     grpc: GrpcCode.Unimplemented,
     message: 'kubernetes: method not allowed',
   },
-  ERR_KUBE_NOT_ACCEPTABLE: { grpc: GrpcCode.InvalidArgument, message: 'kubernetes: not acceptable' },
+  ERR_KUBE_NOT_ACCEPTABLE: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'kubernetes: not acceptable',
+  },
   ERR_KUBE_UNSUPPORTED_MEDIA_TYPE: {
     grpc: GrpcCode.InvalidArgument,
     message: 'kubernetes: unsupported media type',

@@ -9,8 +9,16 @@
  *     Kubernetes-style API;
  *   - the error catalogue.
  */
-export { EtceteraError, ERRORS, GrpcCode, isEtceteraError } from './errors.js';
+
+export type { ClientOptions } from './client/index.js';
+export { Client, ClientError } from './client/index.js';
+export type { InformerHandlers, InformerOptions, KubeClientOptions } from './client/k8s/index.js';
+export { Informer, KubeClient } from './client/k8s/index.js';
 export type { ErrorCode, ErrorDetails } from './errors.js';
+export { ERRORS, EtceteraError, GrpcCode, isEtceteraError } from './errors.js';
+export type { MemberConfig, MemberConfigInput, MemberOptions } from './server/index.js';
+export { Member, resolveConfig } from './server/index.js';
+export type * from './store/index.js';
 export {
   decodeCommand,
   EmbeddedStore,
@@ -19,12 +27,5 @@ export {
   prefixEnd,
   Store,
 } from './store/index.js';
-export type * from './store/index.js';
-export { Cacher, WatchIterator, watchCallback } from './watchcache/index.js';
 export type { WatchCacheOptions, WatchCallback, WatchSubscription } from './watchcache/index.js';
-export { Member, resolveConfig } from './server/index.js';
-export type { MemberConfig, MemberConfigInput, MemberOptions } from './server/index.js';
-export { Client, ClientError } from './client/index.js';
-export type { ClientOptions } from './client/index.js';
-export { Informer, KubeClient } from './client/k8s/index.js';
-export type { InformerHandlers, InformerOptions, KubeClientOptions } from './client/k8s/index.js';
+export { Cacher, WatchIterator, watchCallback } from './watchcache/index.js';

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { Cacher, open, WatchIterator } from '../src/index.js';
+
 t.test('README embedding example runs', async (t) => {
   const store = await open({ dir: t.testdir() });
   await store.put('config/a', '1');

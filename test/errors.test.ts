@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { EtceteraError, ERRORS, errorCodes, isEtceteraError } from '../src/errors.js';
+import { ERRORS, EtceteraError, errorCodes, isEtceteraError } from '../src/errors.js';
 
 t.test('every code is documented in docs/errors.md and nothing else is', async (t) => {
   const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');

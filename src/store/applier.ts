@@ -15,8 +15,8 @@ import type { Snapshot } from './db.js';
 import { u64 } from './encoding.js';
 import { intervalStrings, toInterval } from './interval.js';
 import { MAX_LEASE_TTL } from './lessor.js';
-import { rangeAt } from './reader.js';
 import { rangeShape, shapeKvs } from './range-shape.js';
+import { rangeAt } from './reader.js';
 import type {
   Command,
   CommandResult,

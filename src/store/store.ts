@@ -18,7 +18,6 @@ import { Compactor } from './compactor.js';
 import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
 import { decodeKvMeta, keyString, readU64, u64 } from './encoding.js';
 import { KeyIndex } from './key-index.js';
-import { exportRecords, restoreOps } from './snapshot.js';
 import { Lessor } from './lessor.js';
 import {
   historyAt,
@@ -26,12 +25,13 @@ import {
   META_COMPACT,
   META_COMPACT_DONE,
   META_REVISION,
+  READ_CHUNK,
   type ReadPoint,
   rangeAt,
   rangeStreamAt,
-  READ_CHUNK,
   readMetaNumber,
 } from './reader.js';
+import { exportRecords, restoreOps } from './snapshot.js';
 import type {
   AppliedIndex,
   Clock,

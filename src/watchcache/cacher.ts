@@ -23,22 +23,22 @@
 import { EtceteraError } from '../errors.js';
 import { type Bytes, type EventBatch, Revision, type WatchableStore } from '../store/types.js';
 import { CatchUp, type CatchUpHost } from './catch-up.js';
-import { keyString } from './keys.js';
-import { createMetrics, type WatchMetrics } from './metrics.js';
-import { type ResolvedOptions, resolveOptions, type WatchCacheOptions } from './options.js';
 import {
   type WatchCallback,
   WatchIterator,
   type WatchSubscription,
   watchCallback,
 } from './in-process.js';
+import { keyString } from './keys.js';
+import { createMetrics, type WatchMetrics } from './metrics.js';
+import { type ResolvedOptions, resolveOptions, type WatchCacheOptions } from './options.js';
 import { type ListResult, ReadCache } from './read-cache.js';
 import { SlowPolicy } from './slow-policy.js';
 import {
   type Cancellation,
   type FrameEncoder,
-  type WatchOptions,
   WatcherId,
+  type WatchOptions,
   type WindowEntry,
 } from './types.js';
 import { WatchCache } from './watch-cache.js';

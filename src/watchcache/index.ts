@@ -8,29 +8,26 @@
  * frames with a {@link Connection} (or an {@link EtcdWatchSession} for etcd's watch stream).
  */
 
+export type { AddWatcherOptions } from './cacher.js';
 export { Cacher } from './cacher.js';
+export type { ConnectionOptions } from './connection.js';
 export { Connection } from './connection.js';
 export { DirectWatch } from './direct.js';
-export { EtcdJsonFormat, eventToJson, kvToJson } from './encoders/etcd-json.js';
-export { ObjectEncoder, objectEncoder, selectedEvents } from './encoders/object.js';
-export { EtcdWatchSession } from './etcd-session.js';
-export { WatchIterator, watchCallback } from './in-process.js';
-export { prefixEnd } from './keys.js';
-export { realClock } from './options.js';
-export { ByteSize, CancelReason, WatchFilter, WatcherId } from './types.js';
-export { Watcher, WatcherState } from './watcher.js';
-
-export type { AddWatcherOptions } from './cacher.js';
-export type { ConnectionOptions } from './connection.js';
 export type {
   EtcdFrame,
   EtcdHeaderFields,
   EtcdJsonOptions,
 } from './encoders/etcd-json.js';
+export { EtcdJsonFormat, eventToJson, kvToJson } from './encoders/etcd-json.js';
 export type { ObjectFrame } from './encoders/object.js';
+export { ObjectEncoder, objectEncoder, selectedEvents } from './encoders/object.js';
 export type { EtcdCreateRequest } from './etcd-session.js';
+export { EtcdWatchSession } from './etcd-session.js';
 export type { WatchCallback, WatchSubscription } from './in-process.js';
+export { WatchIterator, watchCallback } from './in-process.js';
+export { prefixEnd } from './keys.js';
 export type { WatchCacheOptions } from './options.js';
+export { realClock } from './options.js';
 export type { ListResult } from './read-cache.js';
 export type {
   Cancellation,
@@ -44,3 +41,5 @@ export type {
   WatchResponse,
   WindowEntry,
 } from './types.js';
+export { ByteSize, CancelReason, WatcherId, WatchFilter } from './types.js';
+export { Watcher, WatcherState } from './watcher.js';

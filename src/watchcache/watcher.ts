@@ -21,7 +21,6 @@ import {
   rangeContains,
   toBytes,
 } from './keys.js';
-import type { Indexed } from './watcher-index.js';
 import type {
   Cancellation,
   EventView,
@@ -31,6 +30,7 @@ import type {
   WatchOptions,
   WindowEntry,
 } from './types.js';
+import type { Indexed } from './watcher-index.js';
 
 export const WatcherState = {
   /** Replaying history (store or window); not in the index yet. */

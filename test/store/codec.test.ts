@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { decodeCommand, encodeCommand } from '../../src/store/index.js';
 import type { Command } from '../../src/store/index.js';
+import { decodeCommand, encodeCommand } from '../../src/store/index.js';
 
 t.test('commands round-trip, with Uint8Array and Buffer bytes alike', async (t) => {
   const bytes = fc.uint8Array({ maxLength: 40 });

@@ -6,8 +6,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { open } from '../../src/store/index.js';
 import type { Revision } from '../../src/store/index.js';
+import { open } from '../../src/store/index.js';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 20);
 const child = fileURLToPath(new URL('./fixtures/crash-writer.ts', import.meta.url));

@@ -3,8 +3,8 @@
  * writes keep being applied; historical reads keep seeing their revision.
  */
 import t from 'tap';
-import { open, prefixEnd } from '../../src/store/index.js';
 import type { RequestOp } from '../../src/store/index.js';
+import { open, prefixEnd } from '../../src/store/index.js';
 import { READ_CHUNK } from '../../src/store/reader.js';
 
 const N = 100_000;

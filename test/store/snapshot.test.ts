@@ -4,8 +4,8 @@
  */
 import t from 'tap';
 import { isEtceteraError } from '../../src/errors.js';
-import { open } from '../../src/store/index.js';
 import type { EmbeddedStore, Revision } from '../../src/store/index.js';
+import { open } from '../../src/store/index.js';
 
 const ALL = { key: Buffer.from([0]), rangeEnd: Buffer.from([0]) };
 

@@ -7,8 +7,8 @@ import t from 'tap';
 import { isEtceteraError } from '../../src/errors.js';
 import { type EventBatch, LeaseId, Revision } from '../../src/store/types.js';
 import { HistoryRing } from '../../src/watchcache/history-ring.js';
-import { IntervalTree } from '../../src/watchcache/interval-tree.js';
 import { WindowInterval } from '../../src/watchcache/interval.js';
+import { IntervalTree } from '../../src/watchcache/interval-tree.js';
 import {
   type KeyRangeKind,
   keyString,
