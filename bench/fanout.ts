@@ -21,13 +21,14 @@
  * --duration S, --connections N (or "each": one per watcher), --value-size B,
  * --layout shared|own, --keys N (keys per prefix), --generators N, --repeat N, --vs-etcd,
  * --etcd-only, --cpu-prof (the member's V8 profile, summarised), --drain S, --setup-timeout S,
- * --max-in-flight N, --out DIR.
+ * --max-in-flight N, --out DIR, --cli PATH (another build's cli.js, e.g. main's, to compare
+ * branches; the member runs from a private copy of its directory either way).
  * Writes bench/results/fanout-<time>.json (metadata: commit, node, flags) and .html (plot).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LAYOUTS, type Layout, SCENARIOS, type Scenario } from './fanout-plan.js';
@@ -55,6 +56,7 @@ const { values: args } = parseArgs({
     'setup-timeout': { type: 'string', default: '180' },
     'max-in-flight': { type: 'string', default: '1000' },
     out: { type: 'string' },
+    cli: { type: 'string' },
   },
 });
 
@@ -146,8 +148,9 @@ function metadata(systems: System[]) {
 }
 
 async function main(): Promise<void> {
-  const cli = join(root, '.build', 'src', 'cli.js');
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run bench:build first`);
+  const built = resolve(args.cli ?? join(root, '.build', 'src', 'cli.js'));
+  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run bench:build first`);
+  const cli = snapshotCli(built);
   const systems: System[] = args['etcd-only']
     ? ['etcd']
     : args['vs-etcd']
@@ -201,6 +204,21 @@ async function main(): Promise<void> {
   );
   writeFileSync(`${base}.html`, html(groups, meta));
   console.log(`\nresults: ${base}.json, ${base}.html`);
+}
+
+/**
+ * A private copy of the built member (the directory of `built`, without source maps) under
+ * .build, so that someone rebuilding .build during a long run cannot hand a member a half-
+ * written tree. It stays below the repository, so packages still resolve from node_modules.
+ */
+function snapshotCli(built: string): string {
+  const snapshot = join(root, '.build', `fanout-member-${process.pid}`);
+  cpSync(dirname(built), join(snapshot, 'src'), {
+    recursive: true,
+    filter: (p) => !p.endsWith('.map'),
+  });
+  process.once('exit', () => rmSync(snapshot, { recursive: true, force: true }));
+  return join(snapshot, 'src', basename(built));
 }
 
 function printProfile(p: NonNullable<RunResult['profile']>): void {
