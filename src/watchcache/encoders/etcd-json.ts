@@ -46,9 +46,18 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
   private readonly header: () => EtcdHeaderFields;
   private readonly fragmentMaxBytes: number;
   private readonly idChunks = new Map<number, Buffer>();
+  /**
+   * Cache keys on window entries, built once: the head's, and per tail variant (prevKv ×
+   * fragment) the key of a map from selection key to tails. Looked up once per (watcher, batch),
+   * so no key string is built on that path.
+   */
+  private readonly headKey: string;
+  private readonly tailKeys: readonly string[];
 
   constructor(options: EtcdJsonOptions = {}) {
     this.name = `etcd-json#${++instances}`;
+    this.headKey = `${this.name}:h`;
+    this.tailKeys = ['n', 'nf', 'p', 'pf'].map((v) => `${this.name}:t${v}`);
     this.header = options.header ?? (() => ({ clusterId: '0', memberId: '0', raftTerm: '0' }));
     this.fragmentMaxBytes = options.fragmentMaxBytes ?? 1.5 * 1024 * 1024;
   }
@@ -56,7 +65,9 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
   eventFrames(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly EtcdFrame[] {
     const head = this.headFor(entry);
     const id = this.idChunk(w.watchId);
-    return this.tailsFor(entry, view, w).map((tail) => frame(id ? [head, id, tail] : [head, tail]));
+    const tails = this.tailsFor(entry, view, w);
+    if (tails.length === 1) return [frame(id ? [head, id, tails[0]!] : [head, tails[0]!])];
+    return tails.map((tail) => frame(id ? [head, id, tail] : [head, tail]));
   }
 
   progressFrame(revision: Revision, w: WatcherInfo): EtcdFrame {
@@ -115,7 +126,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
   }
 
   private headFor(entry: WindowEntry): Buffer {
-    const key = `${this.name}:h`;
+    const key = this.headKey;
     let head = entry.encodings.get(key) as Buffer | undefined;
     if (head === undefined) {
       etcdJsonStats.heads++;
@@ -138,17 +149,20 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
 
   /** The `,"events":[...]}}` tail(s) for a selection: one, or several when fragmenting. */
   private tailsFor(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly Buffer[] {
-    const variant = w.prevKv ? 'p' : 'n';
-    const fragment = w.fragment ? 'f' : '';
-    const key = `${this.name}:t${variant}${fragment}:${view.key}`;
-    let tails = entry.encodings.get(key) as Buffer[] | undefined;
+    const variantKey = this.tailKeys[(w.prevKv ? 2 : 0) + (w.fragment ? 1 : 0)]!;
+    let bySelection = entry.encodings.get(variantKey) as Map<string, Buffer[]> | undefined;
+    if (bySelection === undefined) {
+      bySelection = new Map();
+      entry.encodings.set(variantKey, bySelection);
+    }
+    let tails = bySelection.get(view.key);
     if (tails === undefined) {
       etcdJsonStats.tails++;
       const all = entry.batch.events;
       const indices = view.indices ?? all.map((_, i) => i);
       const events = indices.map((i) => this.eventJson(entry, i, all[i]!, w.prevKv));
       tails = w.fragment ? this.fragmentTails(events) : [tailOf(events, false)];
-      entry.encodings.set(key, tails);
+      bySelection.set(view.key, tails);
     }
     return tails;
   }
