@@ -42,7 +42,8 @@ t.test('serve from environment variables, use it, stop it, restart it', async (t
     const child = spawn(process.execPath, [cli, 'serve'], { env: { ...process.env, ...env } });
     const lines: string[] = [];
     child.stdout.on('data', (b: Buffer) => lines.push(...b.toString().split('\n').filter(Boolean)));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    // 'close', not 'exit': every line the child wrote has been read by then.
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
     return { child, lines, exited };
   };
   const health = async () => {
@@ -55,8 +56,15 @@ t.test('serve from environment variables, use it, stop it, restart it', async (t
 
   const first = serve();
   t.teardown(() => void first.child.kill('SIGKILL'));
-  await waitFor('the member to be healthy', health, 20_000, 50);
-  const started = JSON.parse(first.lines.find((l) => l.includes('"member started"'))!);
+  // Healthy, and its start line read: the log line may arrive after /health answers.
+  const startedLine = (lines: string[]) => lines.find((l) => l.includes('"member started"'));
+  await waitFor(
+    'the member to be healthy',
+    async () => (await health()) && !!startedLine(first.lines),
+    20_000,
+    50,
+  );
+  const started = JSON.parse(startedLine(first.lines)!);
   t.equal(started.member, 'solo', 'the name came from ETCETERA_NAME');
   t.equal(started.how, 'new');
 
@@ -72,7 +80,12 @@ t.test('serve from environment variables, use it, stop it, restart it', async (t
 
   const second = serve();
   t.teardown(() => void second.child.kill('SIGKILL'));
-  await waitFor('the restarted member to be healthy', health, 20_000, 50);
+  await waitFor(
+    'the restarted member to be healthy',
+    async () => (await health()) && !!startedLine(second.lines),
+    20_000,
+    50,
+  );
   const again = await run(cli, ['get', 'greeting'], endpoints);
   t.equal(again.stdout, 'greeting\nhello\n', 'the data survived the restart');
   t.ok(second.lines.some((l) => l.includes('"how":"restart"')));
