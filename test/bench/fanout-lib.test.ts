@@ -17,14 +17,14 @@ import {
   type WatchResponseInfo,
 } from '../../bench/lib/etcd-proto.js';
 import {
-  latencyHistogram,
   encodeHistogram,
+  latencyHistogram,
   mergeHistograms,
   summarizeMs,
 } from '../../bench/lib/histogram.js';
 import { connectLean } from '../../bench/lib/ws-lean.js';
-import { eventToJson } from '../../src/watchcache/encoders/etcd-json.js';
 import type { Event } from '../../src/store/types.js';
+import { eventToJson } from '../../src/watchcache/encoders/etcd-json.js';
 
 const blankInfo = (): WatchResponseInfo => ({
   watchId: 0,
