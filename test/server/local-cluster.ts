@@ -33,15 +33,23 @@ export class LocalCluster {
     names: string[],
     extra: MemberConfigInput = {},
   ): Promise<LocalCluster> {
-    const c = new LocalCluster(root, extra);
-    const ports = await freePorts(2 * names.length);
-    const peer = (i: number) => `http://127.0.0.1:${ports[2 * i + 1]}`;
-    const initialCluster = names.map((n, i) => `${n}=${peer(i)}`).join(',');
-    names.forEach((name, i) => {
-      c.define(name, { client: ports[2 * i]!, peer: ports[2 * i + 1]! }, { initialCluster });
-    });
-    await Promise.all(names.map((n) => c.startNode(n)));
-    return c;
+    // A port found free can be taken by another process before a member binds it: then
+    // stop what started and try again with fresh ports and fresh data directories.
+    for (let attempt = 1; ; attempt++) {
+      const c = new LocalCluster(attempt === 1 ? root : join(root, `retry-${attempt}`), extra);
+      const ports = await freePorts(2 * names.length);
+      const peer = (i: number) => `http://127.0.0.1:${ports[2 * i + 1]}`;
+      const initialCluster = names.map((n, i) => `${n}=${peer(i)}`).join(',');
+      names.forEach((name, i) => {
+        c.define(name, { client: ports[2 * i]!, peer: ports[2 * i + 1]! }, { initialCluster });
+      });
+      const started = await Promise.allSettled(names.map((n) => c.startNode(n)));
+      const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed === undefined) return c;
+      await c.close();
+      const inUse = (failed.reason as { code?: string })?.code === 'EADDRINUSE';
+      if (!inUse || attempt >= 3) throw failed.reason;
+    }
   }
 
   /** Defines a member's config (ports and flags) without starting it. */
