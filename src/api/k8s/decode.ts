@@ -5,27 +5,13 @@
  * fieldValidation says (Strict: 400, Warn: warning and drop, Ignore: drop).
  */
 import type { FieldValidation, Kube, ResourceRequest } from './context.js';
+import { OBJECT_META_FIELDS } from './lib/crd-schema-walk.js';
 import { asKubeObject } from './meta.js';
 import { badRequest } from './status.js';
 import { apiVersionOf, type KubeObject, type ResourceInfo } from './types.js';
 
-const KNOWN_METADATA = new Set([
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-]);
+/** metav1.ObjectMeta's JSON fields (one list, kept with the CRD schema walk). */
+const KNOWN_METADATA = OBJECT_META_FIELDS;
 
 /** Checks the body's apiVersion/kind against the addressed resource, filling them when absent. */
 export function checkTypeMeta(kube: Kube, info: ResourceInfo, obj: KubeObject): void {
