@@ -43,7 +43,23 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Starts a server, trying again (with new ports) when it exits before it is ready: a port
+ * found free can be taken by another process on a shared machine before the server binds it.
+ */
 export async function startServer(system: System, options: StartOptions): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(system, options);
+    } catch (e) {
+      if (attempt >= 3 || !(e instanceof EarlyExit)) throw e;
+    }
+  }
+}
+
+class EarlyExit extends Error {}
+
+async function startOnce(system: System, options: StartOptions): Promise<ServerProcess> {
   const dir = mkdtempSync(join(tmpdir(), `etcetera-fanout-${system}-`));
   const port = await freePort();
   const peer = await freePort();
@@ -89,7 +105,7 @@ async function waitHealthy(url: string, child: ChildProcess, timeoutMs: number):
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(
+      throw new EarlyExit(
         `${url}: server exited (${child.exitCode ?? child.signalCode}) before it was ready`,
       );
     try {
