@@ -1,5 +1,5 @@
 /**
- * The one table from error codes to HTTP status (STYLE item 12).
+ * The one table from error codes to HTTP status.
  *
  * etcd's JSON API is a grpc-gateway in front of its gRPC server; the gateway (v1, as
  * etcd 3.4 ships it) turns a gRPC status code into an HTTP status with a fixed table,

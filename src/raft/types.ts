@@ -404,12 +404,12 @@ export interface RaftConfig {
   readonly id: NodeId;
   readonly storage: RaftStorage;
   /**
-   * Base election timeout in ticks (DESIGN: 10 ticks of 100 ms). A follower that hears no
+   * Base election timeout in ticks (the member uses 10 ticks of 100 ms). A follower that hears no
    * leader for a random number of ticks in [electionTick, 2 * electionTick) campaigns.
    * Must be greater than heartbeatTick.
    */
   readonly electionTick: number;
-  /** The leader sends heartbeats every heartbeatTick ticks (DESIGN: 1). */
+  /** The leader sends heartbeats every heartbeatTick ticks (the member uses 1). */
   readonly heartbeatTick: number;
   /**
    * Source of randomness for election timeouts, returning [0, 1). Injected so tests and the

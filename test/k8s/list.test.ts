@@ -1,5 +1,5 @@
 /**
- * List semantics of the Kubernetes face (k8s-client-compat.md 1.3, 1.4, 2.3): the list's
+ * List semantics of the Kubernetes face: the list's
  * resourceVersion, consistent reads, resourceVersion/resourceVersionMatch, limit and continue
  * (a consistent snapshot across pages, 410 once compacted), selectors and Tables.
  */

@@ -1,5 +1,5 @@
 /**
- * Watch semantics of the Kubernetes face (k8s-client-compat.md 2): synthetic ADDED only for
+ * Watch semantics of the Kubernetes face: synthetic ADDED only for
  * resourceVersion ""/"0", strictly-after-N replay, selector transitions, 410 as an ERROR
  * event then a clean end, bookmarks only when asked, sendInitialEvents, timeoutSeconds,
  * keepalives, Tables, websockets, and the index that keeps one node's watcher away from

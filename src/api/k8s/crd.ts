@@ -1,5 +1,5 @@
 /**
- * CustomResourceDefinitions (apiextensions.k8s.io/v1, k8s-client-compat.md 4): a CRD write
+ * CustomResourceDefinitions (apiextensions.k8s.io/v1): a CRD write
  * is checked (names, scope, versions, schemas), gets its status (NamesAccepted and
  * Established conditions, acceptedNames, storedVersions) in the same write, and once stored
  * installs one served resource per served version in the registry: discovery, OpenAPI and

@@ -1,5 +1,5 @@
 /**
- * delete and deletecollection (k8s-client-compat.md 3.7). The body is an optional
+ * delete and deletecollection. The body is an optional
  * DeleteOptions (kubectl sends `{"propagationPolicy":"Background"}`, client-node nothing);
  * `preconditions.uid` / `preconditions.resourceVersion` must match (409 otherwise).
  *

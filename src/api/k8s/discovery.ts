@@ -1,5 +1,5 @@
 /**
- * /version and discovery in both forms (k8s-client-compat.md 1.1, 1.2):
+ * /version and discovery in both forms:
  *
  *   aggregated: APIGroupDiscoveryList (apidiscovery.k8s.io/v2 or v2beta1) at /api and /apis,
  *     answered only when the Accept header asks for it, with the SAME media type parameters

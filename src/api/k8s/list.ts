@@ -1,5 +1,5 @@
 /**
- * list (k8s-client-compat.md 1.3, 1.4, 2.3):
+ * list, by the resourceVersion the client asks for:
  *
  *   resourceVersion ""   consistent: the member's current revision through a linearizable
  *                        read, then the cache once it has reached it;

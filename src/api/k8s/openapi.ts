@@ -1,5 +1,5 @@
 /**
- * /openapi/v3 (k8s-client-compat.md 3.1, 4): a root listing every served group-version with
+ * /openapi/v3: a root listing every served group-version with
  * a hash that changes with its content, and per group-version a document whose item paths
  * carry a `patch` operation with x-kubernetes-group-version-kind and a fieldValidation
  * parameter. That is what makes kubectl leave validation to the server (fieldValidation=

@@ -1,5 +1,5 @@
 /**
- * PATCH (k8s-client-compat.md 3.4-3.8), by Content-Type:
+ * PATCH, by Content-Type:
  *
  *   application/merge-patch+json            RFC 7386, every kind
  *   application/json-patch+json             RFC 6902, every kind

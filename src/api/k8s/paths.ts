@@ -1,6 +1,6 @@
 /**
- * The URL paths of the Kubernetes face, parsed into what they address (k8s-client-compat.md
- * 0.2). Parsing is purely syntactic; whether the resource exists is the registry's business.
+ * The URL paths of the Kubernetes face, parsed into what they address.
+ * Parsing is purely syntactic; whether the resource exists is the registry's business.
  */
 
 export type Route =

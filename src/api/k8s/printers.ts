@@ -1,5 +1,5 @@
 /**
- * Table printers: the column sets kubectl shows for `get` (k8s-client-compat.md 1.3, 6.1).
+ * Table printers: the column sets kubectl shows for `get`.
  * Cells are formatted here because kubectl prints them verbatim.
  */
 import type { KubeObject, Printer, TableColumn } from './types.js';

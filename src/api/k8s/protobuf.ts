@@ -1,7 +1,7 @@
 /**
  * Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`), as kubectl's
  * one-line generators send them (`kubectl create namespace|configmap|secret|deployment|
- * service ...`, k8s-client-compat.md 0.1): the magic `k8s\0`, then a runtime.Unknown whose
+ * service ...`): the magic `k8s\0`, then a runtime.Unknown whose
  * typeMeta names the kind and whose raw bytes are the object in the k8s.io/api schema.
  *
  * Only the kinds and fields those generators fill are known here (the field numbers are the

@@ -1,6 +1,6 @@
 /**
- * The /scale subresource of workload kinds (k8s-client-compat.md 3.8, 6.3): an autoscaling/v1
- * Scale over spec.replicas. `kubectl scale` sends a merge patch of {"spec":{"replicas":N}}.
+ * The /scale subresource of workload kinds: an autoscaling/v1 Scale
+ * over spec.replicas. `kubectl scale` sends a merge patch of {"spec":{"replicas":N}}.
  */
 import { asObject, mediaType, parseJsonText, readBody } from './body.js';
 import { type Kube, parseDryRun, type ResourceRequest } from './context.js';

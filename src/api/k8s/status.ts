@@ -1,7 +1,7 @@
 /**
  * Kubernetes Status errors: every non-2xx answer of the face is a Status object whose `code`
  * equals the HTTP status, with Kubernetes' reason and message texts (kubectl builds its
- * output from them, see k8s-client-compat.md 0.4).
+ * output from them: `Error from server (<reason>): <message>`).
  *
  * StatusError is an EtceteraError (codes ERR_KUBE_*), so the one catalogue in src/errors.ts
  * stays complete; `status` is the body to send.

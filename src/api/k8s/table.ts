@@ -1,5 +1,5 @@
 /**
- * meta.k8s.io/v1 Tables, what kubectl asks for on `get` (k8s-client-compat.md 1.3, 2.4, 6.1):
+ * meta.k8s.io/v1 Tables, what kubectl asks for on `get`:
  * Name plus the kind's printer columns, cells formatted here, and each row's object as
  * PartialObjectMetadata (default), the whole object, or nothing (`includeObject`).
  */

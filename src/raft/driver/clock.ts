@@ -1,5 +1,5 @@
 /**
- * The driver's view of time: injected (STYLE 10) so tests can substitute their own, and so
+ * The driver's view of time: injected so tests can substitute their own, and so
  * no module reaches for global timers directly.
  */
 export interface TimerHandle {

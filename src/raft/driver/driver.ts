@@ -1,5 +1,5 @@
 /**
- * RaftDriver: the imperative shell around the pure core (the "Node" of STYLE 1). It owns
+ * RaftDriver: the imperative shell around the pure core (what etcd's raft calls a Node). It owns
  * the tick timer, the Ready loop, persistence and the hand-off to transport and the apply
  * stage (./applier.ts); the core owns every Raft decision.
  *

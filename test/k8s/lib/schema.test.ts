@@ -10,7 +10,7 @@ import {
   unknownFieldWarnings,
 } from '../../../src/api/k8s/lib/schema.js';
 
-/** The Widget schema of the compat doc's examples, with most keywords in use. */
+/** The Widget schema of a recorded CRD example, with most keywords in use. */
 const widgetSchema = {
   type: 'object',
   properties: {

@@ -74,92 +74,92 @@ t.test('schemas exist for every built-in kind the server serves', async (t) => {
   t.equal(smpSchemaFor('example.com', 'v1', 'Widget'), undefined, 'custom kinds have none');
 });
 
-t.test("kubectl apply: one container's image changes (compat 3.5, first patch)", async (t) => {
-  const live = deployment({
-    containers: [
-      { name: 'nginx', image: 'nginx:1.26', ports: [{ containerPort: 80 }] },
-      { name: 'sidecar', image: 'busybox', args: ['sleep', '1d'] },
-    ],
-  });
-  const patch = {
-    metadata: { annotations: { [LAST_APPLIED]: '{"new":1}\n' } },
-    spec: {
-      template: {
-        spec: {
-          '$setElementOrder/containers': [{ name: 'nginx' }, { name: 'sidecar' }],
-          containers: [{ image: 'nginx:1.27', name: 'nginx' }],
-        },
-      },
-    },
-  };
-  const out = strategicMerge(live, patch, deploymentSchema);
-  const expected = cloneJson(live) as Doc;
-  expected.metadata.annotations = { [LAST_APPLIED]: '{"new":1}\n' };
-  expected.spec.template.spec.containers[0].image = 'nginx:1.27';
-  t.same(out, expected);
-  t.notOk(hasDirective(out), 'no directive is stored');
-  t.equal((live as Doc).spec.template.spec.containers[0].image, 'nginx:1.26', 'input untouched');
-});
-
 t.test(
-  'kubectl apply: remove a container and the labels, add env and a port (compat 3.5)',
+  "kubectl apply: one container's image changes (the first patch kubectl sends)",
   async (t) => {
-    const live = deployment(
-      {
-        containers: [
-          {
-            name: 'nginx',
-            image: 'nginx',
-            ports: [{ containerPort: 80 }],
-            env: [{ name: 'B', value: '2' }],
-          },
-          { name: 'sidecar', image: 'busybox' },
-        ],
-      },
-      { labels: { app: 'web', tier: 'fe' } },
-    );
+    const live = deployment({
+      containers: [
+        { name: 'nginx', image: 'nginx:1.26', ports: [{ containerPort: 80 }] },
+        { name: 'sidecar', image: 'busybox', args: ['sleep', '1d'] },
+      ],
+    });
     const patch = {
-      metadata: { annotations: { [LAST_APPLIED]: 'x' }, labels: null },
+      metadata: { annotations: { [LAST_APPLIED]: '{"new":1}\n' } },
       spec: {
-        replicas: 3,
         template: {
           spec: {
-            '$setElementOrder/containers': [{ name: 'nginx' }],
-            containers: [
-              {
-                name: 'nginx',
-                env: [{ name: 'A', value: '1' }],
-                '$setElementOrder/ports': [{ containerPort: 80 }, { containerPort: 443 }],
-                ports: [{ containerPort: 443 }],
-              },
-              { $patch: 'delete', name: 'sidecar' },
-            ],
+            '$setElementOrder/containers': [{ name: 'nginx' }, { name: 'sidecar' }],
+            containers: [{ image: 'nginx:1.27', name: 'nginx' }],
           },
         },
       },
     };
-    const out = strategicMerge(live, patch, deploymentSchema) as Doc;
-    t.equal(out.metadata.labels, undefined, 'labels: null removes them');
-    t.equal(out.spec.replicas, 3);
-    t.same(out.spec.template.spec.containers, [
-      {
-        name: 'nginx',
-        image: 'nginx',
-        ports: [{ containerPort: 80 }, { containerPort: 443 }],
-        // A patch element the server does not have goes before server-only ones (Kubernetes'
-        // mergeSortedSlice); kubectl sends $setElementOrder when the order matters.
-        env: [
-          { name: 'A', value: '1' },
-          { name: 'B', value: '2' },
-        ],
-      },
-    ]);
-    t.notOk(hasDirective(out));
+    const out = strategicMerge(live, patch, deploymentSchema);
+    const expected = cloneJson(live) as Doc;
+    expected.metadata.annotations = { [LAST_APPLIED]: '{"new":1}\n' };
+    expected.spec.template.spec.containers[0].image = 'nginx:1.27';
+    t.same(out, expected);
+    t.notOk(hasDirective(out), 'no directive is stored');
+    t.equal((live as Doc).spec.template.spec.containers[0].image, 'nginx:1.26', 'input untouched');
   },
 );
 
+t.test('kubectl apply: remove a container and the labels, add env and a port', async (t) => {
+  const live = deployment(
+    {
+      containers: [
+        {
+          name: 'nginx',
+          image: 'nginx',
+          ports: [{ containerPort: 80 }],
+          env: [{ name: 'B', value: '2' }],
+        },
+        { name: 'sidecar', image: 'busybox' },
+      ],
+    },
+    { labels: { app: 'web', tier: 'fe' } },
+  );
+  const patch = {
+    metadata: { annotations: { [LAST_APPLIED]: 'x' }, labels: null },
+    spec: {
+      replicas: 3,
+      template: {
+        spec: {
+          '$setElementOrder/containers': [{ name: 'nginx' }],
+          containers: [
+            {
+              name: 'nginx',
+              env: [{ name: 'A', value: '1' }],
+              '$setElementOrder/ports': [{ containerPort: 80 }, { containerPort: 443 }],
+              ports: [{ containerPort: 443 }],
+            },
+            { $patch: 'delete', name: 'sidecar' },
+          ],
+        },
+      },
+    },
+  };
+  const out = strategicMerge(live, patch, deploymentSchema) as Doc;
+  t.equal(out.metadata.labels, undefined, 'labels: null removes them');
+  t.equal(out.spec.replicas, 3);
+  t.same(out.spec.template.spec.containers, [
+    {
+      name: 'nginx',
+      image: 'nginx',
+      ports: [{ containerPort: 80 }, { containerPort: 443 }],
+      // A patch element the server does not have goes before server-only ones (Kubernetes'
+      // mergeSortedSlice); kubectl sends $setElementOrder when the order matters.
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: '2' },
+      ],
+    },
+  ]);
+  t.notOk(hasDirective(out));
+});
+
 t.test(
-  'kubectl apply: finalizer, strategy, volume source, atomic and keyed sub-lists (compat 3.5)',
+  'kubectl apply: finalizer, strategy, volume source, atomic and keyed sub-lists',
   async (t) => {
     const live = {
       apiVersion: 'apps/v1',

@@ -3,7 +3,7 @@
  * Commands carry (client, seq) so that a command appearing twice in the log (a forwarded
  * proposal the network duplicated) takes effect once: each client's commands apply in
  * increasing seq order and anything at or below its last applied seq is skipped.
- * Its state survives a crash (the apply is durable with its index, as DESIGN requires).
+ * Its state survives a crash (the apply is durable with its index, as a member's store is).
  */
 import type { Entry } from '../../../src/raft/types.js';
 import { LogIndex } from '../../../src/raft/types.js';

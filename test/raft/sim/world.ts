@@ -51,7 +51,7 @@ export interface SimStats {
 }
 
 /**
- * One tick is 100 ms of virtual time (DESIGN: heartbeat 100 ms, election timeout 1000 ms).
+ * One tick is 100 ms of virtual time (the member's defaults: heartbeat 100 ms, election timeout 1000 ms).
  * Each seed draws its own heartbeat (1-3 ticks) and election timeout (10-30 ticks).
  */
 const TICK_MS = 100;

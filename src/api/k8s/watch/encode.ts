@@ -1,6 +1,6 @@
 /**
- * The Kubernetes watch wire format: one compact JSON event per line (k8s-client-compat.md
- * 2.2), `{"type":T,"object":O}`. An event's line is built once per variant (type, version,
+ * The Kubernetes watch wire format: one compact JSON event per line,
+ * `{"type":T,"object":O}`. An event's line is built once per variant (type, version,
  * Table or not) and the same string is written to every watcher that gets it.
  */
 

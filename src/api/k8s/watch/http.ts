@@ -1,5 +1,5 @@
 /**
- * `GET <collection>?watch=1` over HTTP (k8s-client-compat.md 2.2): status 200,
+ * `GET <collection>?watch=1` over HTTP, as kube-apiserver answers it: status 200,
  * `Content-Type: application/json`, chunked, headers flushed at once, one event per line.
  * Errors found before the stream starts (bad selectors, a resourceVersion the cache cannot
  * reach) are ordinary Status answers; a too-old resourceVersion is an ERROR event in the

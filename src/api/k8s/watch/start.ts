@@ -1,5 +1,5 @@
 /**
- * Starting a Kubernetes watch (k8s-client-compat.md 2.3, 2.5, 2.6), independent of the
+ * Starting a Kubernetes watch, independent of the
  * transport (HTTP chunked stream or websocket):
  *
  *   resourceVersion "" or "0" (sendInitialEvents unset or true): a synthetic ADDED for every
