@@ -98,7 +98,7 @@ t.test('a real etcd gives the recorded answers', async (t) => {
     spawnSync('npx', ['biome', 'format', '--write', fileURLToPath(EXPECTED_FILE)], {
       stdio: 'ignore',
     });
-    t.pass(`recorded ${CASES.length} answers from etcd`);
+    t.skip(`recorded ${CASES.length} answers from etcd: nothing compared`, () => {});
     return;
   }
   check(t, target, answers, true);

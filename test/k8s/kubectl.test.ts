@@ -142,8 +142,7 @@ async function waitFor(check: () => boolean, ms = 5000): Promise<boolean> {
 }
 
 if (!kubectl) {
-  t.comment('kubectl is not on PATH: the kubectl end-to-end test is skipped');
-  t.pass('skipped: kubectl not found');
+  t.plan(0, 'kubectl is not on PATH: the kubectl end-to-end test is skipped');
 } else {
   t.test('kubectl against the Kubernetes face', async (t) => {
     const dir = t.testdir();

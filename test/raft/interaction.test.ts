@@ -30,7 +30,7 @@ for (const file of files) {
     });
     if (rewrite) {
       writeFileSync(path, formatScript(blocks, outputs));
-      t.pass(`rewrote ${file}`);
+      t.skip(`rewrote ${file}: nothing compared`, () => {});
       return;
     }
     for (const [k, b] of blocks.entries()) {

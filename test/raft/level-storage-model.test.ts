@@ -50,37 +50,39 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 
 t.test('reopened storage equals the in-memory model', async (t) => {
   const root = t.testdir();
-  await fc.assert(
-    fc.asyncProperty(fc.array(opArb, { maxLength: 25 }), async (ops) => {
-      const db = new Level(mkdtempSync(join(root, 'run-')));
-      await db.open();
-      try {
-        const disk = await LevelRaftStorage.open(db, { bootstrap: CONF });
-        const model = MemoryStorage.bootstrap(CONF);
-        let term = 1;
-        for (const op of ops) await step(op, disk, model, () => term++);
-        await disk.flush();
-        const again = await LevelRaftStorage.open(db);
-        const snapIndex = model.snapshot().metadata.index;
-        if (again.snapshot().metadata.index !== snapIndex) throw new Error('snapshot index');
-        if (again.lastIndex() !== model.lastIndex()) {
-          throw new Error(`last ${again.lastIndex()} != ${model.lastIndex()}`);
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(fc.array(opArb, { maxLength: 25 }), async (ops) => {
+        const db = new Level(mkdtempSync(join(root, 'run-')));
+        await db.open();
+        try {
+          const disk = await LevelRaftStorage.open(db, { bootstrap: CONF });
+          const model = MemoryStorage.bootstrap(CONF);
+          let term = 1;
+          for (const op of ops) await step(op, disk, model, () => term++);
+          await disk.flush();
+          const again = await LevelRaftStorage.open(db);
+          const snapIndex = model.snapshot().metadata.index;
+          if (again.snapshot().metadata.index !== snapIndex) throw new Error('snapshot index');
+          if (again.lastIndex() !== model.lastIndex()) {
+            throw new Error(`last ${again.lastIndex()} != ${model.lastIndex()}`);
+          }
+          const lo = LogIndex(snapIndex + 1);
+          const hi = LogIndex(model.lastIndex() + 1);
+          const a = again.entries(lo, hi).map((e) => `${e.index}/${e.term}/${e.data.length}`);
+          const b = model.entries(lo, hi).map((e) => `${e.index}/${e.term}/${e.data.length}`);
+          if (a.join() !== b.join()) throw new Error(`log differs:\n${a}\n${b}`);
+          if (JSON.stringify(again.initialState()) !== JSON.stringify(model.initialState())) {
+            throw new Error('hard state or conf differs');
+          }
+        } finally {
+          await db.close();
         }
-        const lo = LogIndex(snapIndex + 1);
-        const hi = LogIndex(model.lastIndex() + 1);
-        const a = again.entries(lo, hi).map((e) => `${e.index}/${e.term}/${e.data.length}`);
-        const b = model.entries(lo, hi).map((e) => `${e.index}/${e.term}/${e.data.length}`);
-        if (a.join() !== b.join()) throw new Error(`log differs:\n${a}\n${b}`);
-        if (JSON.stringify(again.initialState()) !== JSON.stringify(model.initialState())) {
-          throw new Error('hard state or conf differs');
-        }
-      } finally {
-        await db.close();
-      }
-    }),
-    { numRuns: 40 },
+      }),
+      { numRuns: 40 },
+    ),
+    '40 random histories survived a reopen',
   );
-  t.pass('40 random histories survived a reopen');
 });
 
 async function step(op: Op, disk: LevelRaftStorage, model: MemoryStorage, nextTerm: () => number) {

@@ -205,11 +205,13 @@ t.test('random operations agree with the model, across reopens', async (t) => {
   const base = t.testdir();
   const p = params(150);
   t.comment(`seed ${p.seed}`);
-  await fc.assert(
-    fc.asyncProperty(fc.array(opArb, { maxLength: 60, size: 'max' }), (ops) => runOps(base, ops)),
-    p,
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(fc.array(opArb, { maxLength: 60, size: 'max' }), (ops) => runOps(base, ops)),
+      p,
+    ),
+    'every response, event batch and state agreed',
   );
-  t.pass('every response, event batch and state agreed');
 });
 
 const batchStep: fc.Arbitrary<BatchStep> = fc.oneof(
@@ -227,13 +229,15 @@ t.test('commands applied together in one batch agree with the model', async (t) 
   const base = t.testdir();
   const p = params(60);
   t.comment(`seed ${p.seed}`);
-  await fc.assert(
-    fc.asyncProperty(fc.array(batchStep, { minLength: 4, maxLength: 12 }), (steps) =>
-      runBatches(base, steps),
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(fc.array(batchStep, { minLength: 4, maxLength: 12 }), (steps) =>
+        runBatches(base, steps),
+      ),
+      p,
     ),
-    p,
+    'every outcome of every batch agreed',
   );
-  t.pass('every outcome of every batch agreed');
 });
 
 /** A txn that reads a past revision (and may write), between other writes of one batch. */
@@ -260,16 +264,18 @@ t.test(
     const base = t.testdir();
     const p = params(60);
     t.comment(`seed ${p.seed}`);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.oneof({ weight: 3, arbitrary: middleBatch }, batchStep), {
-          minLength: 3,
-          maxLength: 8,
-        }),
-        (steps) => runBatches(base, steps),
+    await t.resolves(
+      fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.oneof({ weight: 3, arbitrary: middleBatch }, batchStep), {
+            minLength: 3,
+            maxLength: 8,
+          }),
+          (steps) => runBatches(base, steps),
+        ),
+        p,
       ),
-      p,
+      'past reads inside batches agreed',
     );
-    t.pass('past reads inside batches agreed');
   },
 );

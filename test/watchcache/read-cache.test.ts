@@ -157,9 +157,10 @@ t.test('metrics go to the injected registry', async (t) => {
   t.match(text, /etcetera_watchcache_dispatch_latency_seconds_count 1/);
   cacher.cancel(other);
   t.match(await registry.metrics(), /etcetera_watchcache_watchers 1/);
-  const second = new Cacher(new MemoryStore());
-  t.teardown(() => second.close());
-  t.pass('a second cache without a registry does not collide');
+  t.doesNotThrow(() => {
+    const second = new Cacher(new MemoryStore());
+    t.teardown(() => second.close());
+  }, 'a second cache without a registry does not collide');
 });
 
 t.test('a store reset: watchers replay the jump from the store, exactly once', async (t) => {

@@ -227,21 +227,24 @@ t.test('property: matching is the conjunction of the requirement model', async (
       values: fc.constantFrom(['0'], ['4'], ['10']),
     }),
   );
-  fc.assert(
-    fc.property(fc.array(reqArb, { maxLength: 4 }), labelsArb, (reqs, labels) => {
-      const text = formatLabelSelector({
-        requirements: reqs.map((r) =>
-          r.operator === 'exists' || r.operator === '!' ? { ...r, values: [] } : r,
-        ),
-      });
-      const expected = reqs.every((r) =>
-        model(r.operator === 'exists' || r.operator === '!' ? { ...r, values: [] } : r, labels),
-      );
-      return matchLabels(parseLabelSelector(text), labels) === expected;
-    }),
-    { numRuns: 500 },
+  t.doesNotThrow(
+    () =>
+      fc.assert(
+        fc.property(fc.array(reqArb, { maxLength: 4 }), labelsArb, (reqs, labels) => {
+          const text = formatLabelSelector({
+            requirements: reqs.map((r) =>
+              r.operator === 'exists' || r.operator === '!' ? { ...r, values: [] } : r,
+            ),
+          });
+          const expected = reqs.every((r) =>
+            model(r.operator === 'exists' || r.operator === '!' ? { ...r, values: [] } : r, labels),
+          );
+          return matchLabels(parseLabelSelector(text), labels) === expected;
+        }),
+        { numRuns: 500 },
+      ),
+    'matches the model',
   );
-  t.pass('matches the model');
 });
 
 t.test('property: any input either parses or fails with a 400 BadRequest', async (t) => {
@@ -263,21 +266,24 @@ t.test('property: any input either parses or fails with a 400 BadRequest', async
     '.',
     '1',
   );
-  fc.assert(
-    fc.property(
-      fc.array(chars, { maxLength: 20 }).map((a) => a.join('')),
-      (s) => {
-        try {
-          parseLabelSelector(s);
-        } catch (e) {
-          return isKubeLibError(e, 'BadRequest');
-        }
-        return true;
-      },
-    ),
-    { numRuns: 2000 },
+  t.doesNotThrow(
+    () =>
+      fc.assert(
+        fc.property(
+          fc.array(chars, { maxLength: 20 }).map((a) => a.join('')),
+          (s) => {
+            try {
+              parseLabelSelector(s);
+            } catch (e) {
+              return isKubeLibError(e, 'BadRequest');
+            }
+            return true;
+          },
+        ),
+        { numRuns: 2000 },
+      ),
+    'no other failure',
   );
-  t.pass('no other failure');
 });
 
 // --- field selectors -----------------------------------------------------------------------------------
@@ -360,12 +366,15 @@ t.test('field selectors: operators, escapes, unsupported fields', async (t) => {
 });
 
 t.test('property: escaped field values round-trip', async (t) => {
-  fc.assert(
-    fc.property(fc.string({ maxLength: 12 }), (v) => {
-      const s = parseFieldSelector(`metadata.name=${escapeFieldValue(v)}`, POD_FIELDS);
-      return s.requirements.length === 1 && s.requirements[0]?.value === v;
-    }),
-    { numRuns: 500 },
+  t.doesNotThrow(
+    () =>
+      fc.assert(
+        fc.property(fc.string({ maxLength: 12 }), (v) => {
+          const s = parseFieldSelector(`metadata.name=${escapeFieldValue(v)}`, POD_FIELDS);
+          return s.requirements.length === 1 && s.requirements[0]?.value === v;
+        }),
+        { numRuns: 500 },
+      ),
+    'the property holds',
   );
-  t.pass();
 });

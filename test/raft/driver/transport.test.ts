@@ -1,4 +1,3 @@
-import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
@@ -61,8 +60,7 @@ t.test('messages arrive intact and in order, batched per turn', async (t) => {
   a.send(sent.slice(0, 150));
   a.send(sent.slice(150));
   await waitFor(() => got.length === sent.length, 'all messages delivered');
-  assert.deepEqual(plain(got), plain(sent));
-  t.pass(`${sent.length} messages delivered intact and in order`);
+  t.same(plain(got), plain(sent), `${sent.length} messages delivered intact and in order`);
   t.equal(a.stats().peers[B]!.sent, sent.length);
   t.equal(a.stats().peers[B]!.frames, 1, 'both sends of one turn went out as one frame');
 });

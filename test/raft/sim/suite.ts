@@ -53,7 +53,7 @@ export function runSeeds(t: Test, seeds: readonly number[]): void {
 export function runPart(t: Test, part: number, parts: number): void {
   const seeds = seedsFor(part, parts);
   if (seeds.length === 0) {
-    t.pass('SIM_SEED is set: that seed runs in part 1');
+    t.skip('SIM_SEED is set: that seed runs in part 1', () => {});
     return;
   }
   t.setTimeout(PART_TIMEOUT_MS);
