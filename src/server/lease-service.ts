@@ -8,8 +8,7 @@ import { EtceteraError } from '../errors.js';
 import type { RaftDriver } from '../raft/driver/driver.js';
 import { type NodeId, Role } from '../raft/types.js';
 import type { Store } from '../store/store.js';
-import type { LeaseId } from '../store/types.js';
-import { type LeaseTtl, localKeepAlive, localTimeToLive } from './leases.js';
+import type { LeaseId, LeaseTimeToLive } from '../store/types.js';
 import type { MemberMetrics } from './metrics.js';
 import { forwardLease } from './peer-http.js';
 import type { MemberRegistry } from './registry.js';
@@ -49,7 +48,7 @@ export class LeaseService {
     );
   }
 
-  timeToLive(id: LeaseId, keys: boolean): Promise<LeaseTtl> {
+  timeToLive(id: LeaseId, keys: boolean): Promise<LeaseTimeToLive> {
     return this.onLeader(
       () => this.leaderTimeToLive(id, keys),
       async (url) => {
@@ -57,7 +56,7 @@ export class LeaseService {
         const r = await forwardLease(url, '/leases/timetolive', body, this.d.timeoutMs);
         if (r === undefined) return undefined;
         const k = (r.keys as string[]).map((s) => new Uint8Array(Buffer.from(s, 'base64')));
-        return { ttl: Number(r.ttl), grantedTtl: Number(r.grantedTtl), keys: k };
+        return { id, ttl: Number(r.ttl), grantedTtl: Number(r.grantedTtl), keys: k };
       },
     );
   }
@@ -68,12 +67,12 @@ export class LeaseService {
    */
   async leaderKeepAlive(id: LeaseId): Promise<number> {
     if (this.d.store.lessor.get(id) === undefined) await this.d.driver.readIndex();
-    return localKeepAlive(this.d.store, id);
+    return this.d.store.lessor.keepAlive(id) ?? 0;
   }
 
-  async leaderTimeToLive(id: LeaseId, keys: boolean): Promise<LeaseTtl> {
+  async leaderTimeToLive(id: LeaseId, keys: boolean): Promise<LeaseTimeToLive> {
     if (this.d.store.lessor.get(id) === undefined) await this.d.driver.readIndex();
-    return localTimeToLive(this.d.store, id, keys);
+    return this.d.store.lessor.timeToLive(id, keys);
   }
 
   /** Runs `local` if this member leads, else `forward` to the leader's peer URL; retries. */

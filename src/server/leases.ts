@@ -14,27 +14,6 @@ import type { Store } from '../store/store.js';
 import type { LeaseId } from '../store/types.js';
 import type { Logger } from './logger.js';
 
-export interface LeaseTtl {
-  ttl: number;
-  grantedTtl: number;
-  keys: Uint8Array[];
-}
-
-/** The leader's answers, computed from its own lessor. */
-export function localKeepAlive(store: Store, id: LeaseId): number {
-  return store.leaseKeepAlive(id) ?? 0;
-}
-
-export function localTimeToLive(store: Store, id: LeaseId, withKeys: boolean): LeaseTtl {
-  const lease = store.lessor.get(id);
-  if (lease === undefined) return { ttl: -1, grantedTtl: 0, keys: [] };
-  const ttl = store.lessor.remainingSeconds(id, store.clock.now()) ?? 0;
-  const keys = withKeys
-    ? [...lease.keys].sort().map((k) => new Uint8Array(Buffer.from(k, 'latin1')))
-    : [];
-  return { ttl, grantedTtl: lease.ttl, keys };
-}
-
 export interface ReaperOptions {
   store: Store;
   logger: Logger;
@@ -72,7 +51,7 @@ export class LeaseReaper {
   /** One look: propose revokes for the leases whose TTL ran out. */
   round(): void {
     const max = this.o.maxPerRound ?? 500;
-    const expired = this.o.store.expiredLeases().filter((id) => !this.inFlight.has(id));
+    const expired = this.o.store.lessor.expired().filter((id) => !this.inFlight.has(id));
     for (const id of expired.slice(0, max)) {
       this.inFlight.add(id);
       this.o
@@ -84,14 +63,6 @@ export class LeaseReaper {
         })
         .finally(() => this.inFlight.delete(id));
     }
-  }
-}
-
-/** A lease ID chosen by the member for a grant with ID 0: random, positive, below 2^52. */
-export function newLeaseId(random: () => number = Math.random): LeaseId {
-  for (;;) {
-    const id = Math.floor(random() * 2 ** 52);
-    if (id > 0) return id as LeaseId;
   }
 }
 

@@ -35,7 +35,6 @@ import { establishIdentity } from './bootstrap.js';
 import { apiFace, ClientListeners } from './client-http.js';
 import { type MemberConfig, minLeaseTtlSeconds, urlString } from './config.js';
 import { parseMemberId } from './ids.js';
-import { newLeaseId } from './leases.js';
 import { createLogger, type Logger } from './logger.js';
 import { addMember, type MembershipDeps, promoteMember, removeMember } from './membership.js';
 import { closeServer, listen } from './peer-http.js';
@@ -243,7 +242,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.assertServing();
     this.refuseLearner();
     let c = command;
-    if (c.op === 'leaseGrant' && c.id === 0) c = { ...c, id: newLeaseId() };
+    if (c.op === 'leaseGrant' && c.id === 0) c = { ...c, id: this.store.lessor.chooseId() };
     checkCommand(c, this.store.limits);
     const result = await this.w.requests.propose(c);
     return { header: this.header(result.result.revision), result };
@@ -262,7 +261,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.assertServing();
     this.refuseLearner();
     const t = await this.w.leases.timeToLive(id, keys);
-    return { header: this.header(), lease: { id, ...t } };
+    return { header: this.header(), lease: t };
   }
 
   async leaseLeases(): Promise<{ header: ResponseHeader; leases: LeaseId[] }> {
@@ -319,7 +318,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     if (c.leader !== NONE && c.leader !== this.lastLeader) this.w.metrics.leaderChanges.inc();
     if (c.role === Role.Leader) {
       // As etcd: the old leader's expiry clocks are unknown here, so every lease restarts.
-      this.store.refreshLeases();
+      this.store.lessor.refreshAll();
       this.w.reaper.start();
       this.w.compactor.start();
       this.logger.info({ term: c.term }, 'elected leader');

@@ -14,15 +14,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RaftTransport } from '../raft/driver/transport.js';
-import type { LeaseId } from '../store/types.js';
-import type { LeaseTtl } from './leases.js';
+import type { LeaseId, LeaseTimeToLive } from '../store/types.js';
 import type { ClusterRecord } from './registry.js';
 
 export interface PeerHandlers {
   cluster(): ClusterRecord;
   /** Undefined when this member is not the leader. */
   keepAlive(id: LeaseId): Promise<number> | undefined;
-  timeToLive(id: LeaseId, keys: boolean): Promise<LeaseTtl> | undefined;
+  timeToLive(id: LeaseId, keys: boolean): Promise<LeaseTimeToLive> | undefined;
   version(): Record<string, string>;
 }
 

@@ -11,7 +11,6 @@
  * grouped into one durable write. Leases expire on their own: the store checks them on a
  * timer and revokes the expired ones through the same path as any write.
  */
-import { randomInt } from 'node:crypto';
 import { EtceteraError } from '../errors.js';
 import { prefixEnd } from './interval.js';
 import { Store, type StoreOptions } from './store.js';
@@ -120,8 +119,7 @@ export class EmbeddedStore extends Store {
 
   /** Grants a lease of `ttl` seconds; `id` 0 or absent lets the store choose one. */
   async leaseGrant(ttl: number, id = 0): Promise<LeaseGrantResult> {
-    let chosen = id;
-    while (chosen === 0 || (id === 0 && this.lessor.has(chosen))) chosen = randomInt(1, 2 ** 47);
+    const chosen = id === 0 ? this.lessor.chooseId() : id;
     const r = await this.submit({ op: 'leaseGrant', id: chosen, ttl });
     return (r as Extract<typeof r, { op: 'leaseGrant' }>).result;
   }
@@ -133,22 +131,13 @@ export class EmbeddedStore extends Store {
 
   /** Renews a lease; throws ERR_LEASE_NOT_FOUND when it does not exist. */
   leaseRenew(id: number): number {
-    const ttl = this.leaseKeepAlive(id);
+    const ttl = this.lessor.keepAlive(id);
     if (ttl === undefined) throw new EtceteraError('ERR_LEASE_NOT_FOUND');
     return ttl;
   }
 
   leaseTimeToLive(id: number, options: { keys?: boolean } = {}): LeaseTimeToLive {
-    const lease = this.lessor.get(id);
-    if (!lease) return { id: id as LeaseId, ttl: -1, grantedTtl: 0, keys: [] };
-    return {
-      id: id as LeaseId,
-      ttl: this.lessor.remainingSeconds(id, this.clock.now()) ?? 0,
-      grantedTtl: lease.ttl,
-      keys: options.keys
-        ? [...lease.keys].sort().map((k) => new Uint8Array(Buffer.from(k, 'latin1')))
-        : [],
-    };
+    return this.lessor.timeToLive(id, options.keys === true);
   }
 
   leases(): LeaseId[] {
@@ -157,7 +146,7 @@ export class EmbeddedStore extends Store {
 
   /** Revokes every expired lease (the timer calls this; tests with a fake clock may too). */
   async revokeExpired(): Promise<LeaseId[]> {
-    const expired = this.expiredLeases();
+    const expired = this.lessor.expired();
     const revoked: LeaseId[] = [];
     for (const id of expired) {
       try {

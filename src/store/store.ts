@@ -163,7 +163,7 @@ export class Store implements WatchableStore {
     const level = options.db ?? (await openLevel(options.dir as string));
     const db = storeDb(level, !options.db);
     const clock = options.clock ?? systemClock;
-    const lessor = new Lessor(options.minLeaseTtl ?? 1);
+    const lessor = new Lessor(options.minLeaseTtl ?? 1, clock);
     const init = await loadState(db, lessor, new KeyIndex(), clock.now());
     const resolved: ResolvedOptions = {
       clock,
@@ -476,23 +476,6 @@ export class Store implements WatchableStore {
   subscribe(listener: (batch: EventBatch) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  // --- leases (local, not replicated) ---------------------------------------------------
-
-  /** Renews a lease on this member; returns its TTL or undefined when it does not exist. */
-  leaseKeepAlive(id: number, nowMs = this.options.clock.now()): number | undefined {
-    return this.lessor.keepAlive(id, nowMs);
-  }
-
-  /** Leases whose TTL ran out; the leader (or the standalone store) revokes them. */
-  expiredLeases(nowMs = this.options.clock.now()): LeaseId[] {
-    return this.lessor.expired(nowMs);
-  }
-
-  /** Restarts every lease's TTL (a member calls it on becoming leader). */
-  refreshLeases(nowMs = this.options.clock.now()): void {
-    this.lessor.refreshAll(nowMs);
   }
 
   // --- lifecycle ------------------------------------------------------------------------

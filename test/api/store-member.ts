@@ -4,7 +4,7 @@
  * (one cluster, one member, term 2) but its revision is the store's. Membership is a list in
  * memory. Semantics are the store's own, so answers match what a one-member etcd gives.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
@@ -77,18 +77,14 @@ export class StoreMember implements MemberApi {
 
   async write(command: Command) {
     let c = command;
-    if (c.op === 'leaseGrant' && c.id === 0) {
-      let id = 0;
-      while (id === 0 || this.store.lessor.has(id)) id = randomInt(1, 2 ** 47);
-      c = { ...c, id };
-    }
+    if (c.op === 'leaseGrant' && c.id === 0) c = { ...c, id: this.store.lessor.chooseId() };
     const result = await this.store.submit(c);
     const revision = Math.max(result.result.revision, 1) as Revision;
     return { header: this.header(revision), result };
   }
 
   async leaseKeepAlive(id: LeaseId) {
-    const ttl = this.store.leaseKeepAlive(id) ?? 0;
+    const ttl = this.store.lessor.keepAlive(id) ?? 0;
     return { header: this.header(), id, ttl };
   }
 
