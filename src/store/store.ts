@@ -13,7 +13,7 @@
  * index it reports.
  */
 import { EtceteraError, isEtceteraError } from '../errors.js';
-import { Applier, type ApplierState, readsPast } from './applier.js';
+import { CommandApplier, type CommandApplierState, readsPast } from './command-applier.js';
 import { Compactor } from './compactor.js';
 import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
 import { decodeKvMeta, keyString, readU64, u64 } from './encoding.js';
@@ -107,8 +107,8 @@ export class Store implements WatchableStore {
   private readonly db: StoreDb;
   readonly lessor: Lessor;
   private readonly options: ResolvedOptions;
-  private readonly state: ApplierState;
-  private readonly applier: Applier;
+  private readonly state: CommandApplierState;
+  private readonly applier: CommandApplier;
   private readonly compactor: Compactor;
   private readonly listeners = new Set<(batch: EventBatch) => void>();
   private readonly resetListeners = new Set<(revision: Revision) => void>();
@@ -141,7 +141,7 @@ export class Store implements WatchableStore {
       revision: init.revision as Revision,
       compactRevision: init.compact,
     };
-    this.applier = new Applier(this.state, () => this.db.snapshot());
+    this.applier = new CommandApplier(this.state, () => this.db.snapshot());
     this.compactor = new Compactor(db, init.compactDone, {
       batchSize: options.compactionBatchSize,
     });

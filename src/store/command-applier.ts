@@ -37,7 +37,7 @@ import type {
 } from './types.js';
 import { type ApplyState, readValues, toKv, WriteTxn } from './write-txn.js';
 
-export interface ApplierState extends ApplyState {
+export interface CommandApplierState extends ApplyState {
   revision: Revision;
   /** -1 until the first compaction. */
   compactRevision: number;
@@ -61,9 +61,9 @@ export function readsPast(c: Command): boolean {
   return c.op === 'txn' && (visit(c.success) || visit(c.failure));
 }
 
-export class Applier {
+export class CommandApplier {
   constructor(
-    private readonly s: ApplierState,
+    private readonly s: CommandApplierState,
     private readonly snapshotForRead: SnapshotForRead,
   ) {}
 
