@@ -8,7 +8,8 @@
  *
  * Order within one batch: membership and attribute updates go to the registry first (one
  * fsynced write, idempotent on replay), then the store applies the whole batch in one
- * atomic write, then each outcome is handed to the client waiting for it on this member.
+ * atomic write; the outcomes (one per entry) go back to the driver, which hands each to
+ * the proposal it answers when that proposal was made on this member.
  */
 import { EtceteraError, isEtceteraError } from '../errors.js';
 import { confChangeProblem } from '../raft/confchange.js';
@@ -23,7 +24,7 @@ import {
 import { decodeCommand } from '../store/codec.js';
 import type { ApplyEntry, ApplyOutcome, Store } from '../store/store.js';
 import type { Command } from '../store/types.js';
-import { decodeEntry, EntryKind, type Waiters } from './entry.js';
+import { decodeEntry, EntryKind } from './entry.js';
 import type { Logger } from './logger.js';
 import type { MemberMetrics } from './metrics.js';
 import { decodeContext, type MemberRegistry } from './registry.js';
@@ -42,7 +43,6 @@ export interface MembershipListener {
 export interface ApplicationDeps {
   store: Store;
   registry: MemberRegistry;
-  waiters: Waiters<ApplyOutcome>;
   metrics: MemberMetrics;
   logger: Logger;
   listener: MembershipListener;
@@ -53,25 +53,22 @@ const NOOP: Command = { op: 'noop' };
 export class MemberApplication implements RaftApplication {
   constructor(private readonly d: ApplicationDeps) {}
 
-  async apply(entries: readonly AppliedEntry[]): Promise<void> {
+  /** Applies a batch; answers each entry with the store's outcome for it (a no-op's for non-commands). */
+  async apply(entries: readonly AppliedEntry[]): Promise<ApplyOutcome[]> {
     const batch: ApplyEntry[] = [];
-    const requestIds: Array<number | undefined> = [];
     const changes: ConfChange[] = [];
     let registryChanged = false;
     for (const e of entries) {
       let command = NOOP;
-      let requestId: number | undefined;
       if (e.confChange !== undefined) {
         if (this.applyConfChange(e.confChange, e.data)) changes.push(e.confChange);
         registryChanged = true;
       } else if (e.data.length > 0) {
         const decoded = this.decode(e.data);
-        requestId = decoded.requestId;
         if (decoded.kind === 'attributes') registryChanged = true;
         else command = decoded.command;
       }
       batch.push({ command, index: e.index });
-      requestIds.push(requestId);
     }
     if (registryChanged) await this.d.registry.save();
     const started = performance.now();
@@ -82,35 +79,27 @@ export class MemberApplication implements RaftApplication {
       this.d.metrics.slowApplies.inc();
       this.d.logger.warn({ ms: Math.round(ms), entries: batch.length }, 'slow apply');
     }
-    for (const [i, id] of requestIds.entries()) {
-      if (id !== undefined) this.d.waiters.deliver(id, outcomes[i] as ApplyOutcome);
-    }
     for (const cc of changes) this.d.listener.onConfChange(cc);
+    return outcomes;
   }
 
   /** An entry's meaning. A body that does not decode is applied as a no-op on every member. */
-  private decode(
-    data: Uint8Array,
-  ):
-    | { kind: 'command'; requestId: number | undefined; command: Command }
-    | { kind: 'attributes'; requestId: number | undefined } {
-    let requestId: number | undefined;
+  private decode(data: Uint8Array): { kind: 'command'; command: Command } | { kind: 'attributes' } {
     try {
       const entry = decodeEntry(data);
-      requestId = entry.requestId;
       if (entry.kind === EntryKind.COMMAND)
-        return { kind: 'command', requestId, command: decodeCommand(entry.body) };
+        return { kind: 'command', command: decodeCommand(entry.body) };
       const a = JSON.parse(Buffer.from(entry.body).toString('utf8')) as {
         id: number;
         name: string;
         clientURLs: string[];
       };
       this.d.registry.publish(NodeId(a.id), String(a.name), a.clientURLs.map(String));
-      return { kind: 'attributes', requestId };
+      return { kind: 'attributes' };
     } catch (e) {
       if (!isEtceteraError(e) && !(e instanceof SyntaxError) && !(e instanceof TypeError)) throw e;
       this.d.logger.error({ err: String(e) }, 'undecodable entry applied as a no-op');
-      return { kind: 'command', requestId, command: NOOP };
+      return { kind: 'command', command: NOOP };
     }
   }
 

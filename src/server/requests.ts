@@ -3,24 +3,22 @@
  * applied on this member, and read barriers. Both wait for a leader first (up to the request
  * timeout, as etcd does) instead of failing at once during an election.
  *
- * Proposal bookkeeping: each proposal carries a request ID (entry.ts); `Waiters` holds the
- * ID from before the proposal until its promise settles, and apply drops the outcome there.
- * Every exit path removes the ID, so a lost or failed proposal leaves nothing behind.
+ * A proposal's outcome is what the application (apply.ts) answered for its entry; the driver
+ * hands it to the proposal's own promise, so there is no second table of waiters here.
  */
 import { EtceteraError, isEtceteraError } from '../errors.js';
 import type { RaftDriver } from '../raft/driver/driver.js';
+import type { Applied } from '../raft/driver/pending.js';
 import { NONE } from '../raft/types.js';
 import { encodeCommand } from '../store/codec.js';
 import type { ApplyOutcome } from '../store/store.js';
 import type { Command, CommandResult } from '../store/types.js';
-import { EntryKind, encodeEntry, RequestIds, type Waiters } from './entry.js';
+import { EntryKind, encodeEntry } from './entry.js';
 import type { MemberMetrics } from './metrics.js';
 import { sleep, untilDeadline } from './util.js';
 
 export interface RequestDeps {
   driver: RaftDriver;
-  /** Shared with apply, which delivers outcomes into it. */
-  waiters: Waiters<ApplyOutcome>;
   metrics: MemberMetrics;
   timeoutMs: number;
   /** Poll step while waiting for a leader or retrying a dropped proposal. */
@@ -30,49 +28,51 @@ export interface RequestDeps {
 }
 
 export class RaftRequests {
-  private readonly ids = new RequestIds();
-  private readonly waiters: Waiters<ApplyOutcome>;
+  /** Proposals under way (for the pending-proposals gauge). */
+  private inFlight = 0;
 
-  constructor(private readonly d: RequestDeps) {
-    this.waiters = d.waiters;
+  constructor(private readonly d: RequestDeps) {}
+
+  get pending(): number {
+    return this.inFlight;
   }
 
   /** Proposes one command; resolves with its result once applied here, or rejects with its error. */
   async propose(command: Command): Promise<CommandResult> {
-    const requestId = this.ids.next();
-    const data = encodeEntry(EntryKind.COMMAND, requestId, encodeCommand(command));
-    this.waiters.begin(requestId);
+    const data = encodeEntry(EntryKind.COMMAND, encodeCommand(command));
+    let outcome: unknown;
+    this.inFlight++;
     try {
-      await this.proposeWithRetry(data);
+      outcome = (await this.proposeWithRetry(data)).outcome;
     } catch (e) {
-      this.waiters.cancel(requestId);
       this.d.metrics.proposalsFailed.inc();
       throw e;
+    } finally {
+      this.inFlight--;
     }
-    const outcome = this.waiters.take(requestId);
-    if (outcome === undefined)
-      throw new EtceteraError('ERR_TIMEOUT', { detail: 'applied, but the outcome was lost' });
     this.d.metrics.proposalsCommitted.inc();
-    if (!outcome.ok) throw outcome.error;
-    return outcome.result;
+    // The application answers every command entry with its ApplyOutcome (apply.ts).
+    const o = outcome as ApplyOutcome | undefined;
+    if (o === undefined) throw new Error('a command entry was applied without an outcome');
+    if (!o.ok) throw o.error;
+    return o.result;
   }
 
   /** Proposes a member attribute update (publish); resolves once applied here. */
   async proposeAttributes(body: Uint8Array): Promise<void> {
-    await this.proposeWithRetry(encodeEntry(EntryKind.ATTRIBUTES, this.ids.next(), body));
+    await this.proposeWithRetry(encodeEntry(EntryKind.ATTRIBUTES, body));
   }
 
   /**
    * A proposal that Raft dropped (no leader, a transfer under way) never entered the log,
    * so it is safe to propose again; do so until a leader takes it or the time is up.
    */
-  private async proposeWithRetry(data: Uint8Array): Promise<void> {
+  private async proposeWithRetry(data: Uint8Array): Promise<Applied> {
     const deadline = Date.now() + this.d.timeoutMs;
     for (;;) {
       await this.waitLeader(deadline);
       try {
-        await this.d.driver.propose(data);
-        return;
+        return await this.d.driver.propose(data);
       } catch (e) {
         if (!isEtceteraError(e, 'ERR_RAFT_PROPOSAL_DROPPED') || Date.now() >= deadline) throw e;
         await sleep(this.d.retryMs);

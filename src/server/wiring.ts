@@ -12,13 +12,12 @@ import { RaftTransport } from '../raft/driver/transport.js';
 import type { LeaderChange } from '../raft/driver/types.js';
 import type { LevelRaftStorage } from '../raft/level-storage.js';
 import { type ConfChange, LogIndex, NONE, type NodeId } from '../raft/types.js';
-import type { ApplyOutcome, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { LeaseId } from '../store/types.js';
 import { Cacher } from '../watchcache/cacher.js';
 import { MemberApplication } from './apply.js';
 import { AutoCompactor } from './compaction.js';
 import { type MemberConfig, parseRetention, requestTimeoutMs } from './config.js';
-import { Waiters } from './entry.js';
 import { LeaseService } from './lease-service.js';
 import { LeaseReaper } from './leases.js';
 import type { Logger } from './logger.js';
@@ -57,8 +56,6 @@ export interface Base {
 export interface Wired {
   id: NodeId;
   timeoutMs: number;
-  /** Proposals waiting for their outcome: filled by apply, emptied by the proposer. */
-  waiters: Waiters<ApplyOutcome>;
   metrics: MemberMetrics;
   transport: RaftTransport;
   driver: RaftDriver;
@@ -79,7 +76,7 @@ export function wire(b: Base, hooks: Hooks): Wired {
   const timeoutMs = requestTimeoutMs(b.config.electionMs);
   // The driver is created below; the closures only run once it exists.
   let driver: RaftDriver | undefined;
-  const w = { id, timeoutMs, waiters: new Waiters<ApplyOutcome>() } as Wired;
+  const w = { id, timeoutMs } as Wired;
   w.metrics = new MemberMetrics(metricSources(b, () => w));
   w.transport = new RaftTransport({
     id,
@@ -94,7 +91,6 @@ export function wire(b: Base, hooks: Hooks): Wired {
   driver = w.driver = createDriver(b, w, hooks);
   w.requests = new RaftRequests({
     driver,
-    waiters: w.waiters,
     metrics: w.metrics,
     timeoutMs,
     retryMs,
@@ -128,7 +124,6 @@ function createDriver(b: Base, w: Wired, hooks: Hooks): RaftDriver {
   const app = new MemberApplication({
     store: b.store,
     registry: b.registry,
-    waiters: w.waiters,
     metrics: w.metrics,
     logger: b.logger,
     listener: { onConfChange: hooks.onConfChange, onRegistryReplaced: () => w.syncPeers() },
@@ -200,7 +195,7 @@ function metricSources(b: Base, w: () => Wired) {
     revision: () => b.store.currentRevision,
     compactRevision: () => b.store.compactRevision,
     leases: () => b.store.lessor.size,
-    pendingProposals: () => w().waiters.size,
+    pendingProposals: () => w().requests.pending,
     appliedIndex: () => w().driver.status().applied,
     term: () => w().driver.status().term,
   };

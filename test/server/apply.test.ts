@@ -1,7 +1,7 @@
 /**
- * The apply side of a member: entry and snapshot encodings, the waiter table, and the
- * application — store applied index = Raft index for every kind of entry, outcomes handed
- * to the proposer, membership mirrored in the registry, replays idempotent.
+ * The apply side of a member: entry and snapshot encodings, and the application — store
+ * applied index = Raft index for every kind of entry, one outcome per entry for the
+ * proposer, membership mirrored in the registry, replays idempotent.
  */
 import { join } from 'node:path';
 import { Level } from 'level';
@@ -9,32 +9,27 @@ import t from 'tap';
 import type { AppliedEntry } from '../../src/raft/driver/types.js';
 import { EntryType, LogIndex, NodeId, Term } from '../../src/raft/types.js';
 import { confStateOf, MemberApplication } from '../../src/server/apply.js';
-import {
-  decodeEntry,
-  EntryKind,
-  encodeEntry,
-  RequestIds,
-  Waiters,
-} from '../../src/server/entry.js';
+import { decodeEntry, EntryKind, encodeEntry } from '../../src/server/entry.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { MemberMetrics } from '../../src/server/metrics.js';
 import { encodeContext, MemberRegistry } from '../../src/server/registry.js';
 import { decodeSnapshot, encodeSnapshot } from '../../src/server/snapshot.js';
 import { encodeCommand } from '../../src/store/codec.js';
-import { type ApplyOutcome, Store } from '../../src/store/store.js';
+import { Store } from '../../src/store/store.js';
 import { enc } from './helpers.js';
 
-t.test('entry encoding round-trips 53-bit request IDs and refuses unknown kinds', async (t) => {
-  const ids = new RequestIds();
-  const a = ids.next();
-  t.ok(Number.isSafeInteger(a) && ids.next() === a + 1);
+t.test('entry encoding round-trips, reads 0.1 logs and refuses unknown kinds', async (t) => {
   const body = enc('{"op":"noop"}');
-  const d = decodeEntry(encodeEntry(EntryKind.COMMAND, 2 ** 53 - 1, body));
-  t.equal(d.requestId, 2 ** 53 - 1);
+  const d = decodeEntry(encodeEntry(EntryKind.COMMAND, body));
   t.equal(d.kind, EntryKind.COMMAND);
   t.same([...d.body], [...body]);
+  t.equal(encodeEntry(EntryKind.ATTRIBUTES, body).length, body.length + 1, 'one byte of header');
+  // etcetera 0.1 wrote [kind 1|2][request ID: 8 bytes][body].
+  const legacy = new Uint8Array([2, 0, 0, 0, 0, 0, 0, 0, 7, ...body]);
+  t.same(decodeEntry(legacy), { kind: EntryKind.ATTRIBUTES, body }, 'a 0.1 entry: ID skipped');
   t.throws(() => decodeEntry(new Uint8Array([9, 0, 0, 0, 0, 0, 0, 0, 0])), { code: 'ERR_CORRUPT' });
   t.throws(() => decodeEntry(new Uint8Array([1, 2])), { code: 'ERR_CORRUPT' });
+  t.throws(() => decodeEntry(new Uint8Array([])), { code: 'ERR_CORRUPT' });
 });
 
 t.test('snapshot encoding carries the registry and the store bytes', async (t) => {
@@ -44,20 +39,6 @@ t.test('snapshot encoding carries the registry and the store bytes', async (t) =
   t.same([...d.store], [1, 2, 3]);
   t.throws(() => decodeSnapshot(new Uint8Array([2, 0, 0, 0, 0])), { code: 'ERR_CORRUPT' });
   t.throws(() => decodeSnapshot(new Uint8Array([1, 0, 0, 0, 99])), { code: 'ERR_CORRUPT' });
-});
-
-t.test('waiters: only begun IDs keep outcomes, every exit removes them', async (t) => {
-  const w = new Waiters<number>();
-  w.deliver(1, 10);
-  t.equal(w.size, 0, 'an entry proposed elsewhere leaves nothing');
-  w.begin(2);
-  w.deliver(2, 20);
-  t.equal(w.take(2), 20);
-  w.begin(3);
-  w.cancel(3);
-  w.deliver(3, 30);
-  t.equal(w.take(3), undefined);
-  t.equal(w.size, 0);
 });
 
 async function setup(dir: string) {
@@ -77,12 +58,10 @@ async function setup(dir: string) {
     removed: [],
   });
   const store = await Store.open({ db, sync: false });
-  const waiters = new Waiters<ApplyOutcome>();
   const changes: string[] = [];
   const app = new MemberApplication({
     store,
     registry,
-    waiters,
     metrics: new MemberMetrics({
       hasLeader: () => true,
       isLeader: () => true,
@@ -100,26 +79,23 @@ async function setup(dir: string) {
       onRegistryReplaced: () => {},
     },
   });
-  return { db, registry, store, waiters, app, changes };
+  return { db, registry, store, app, changes };
 }
 
 const at = (index: number) => ({ index: LogIndex(index), term: Term(1) });
 
-t.test('every entry advances the store to its index; outcomes reach the proposer', async (t) => {
-  const { db, registry, store, waiters, app, changes } = await setup(t.testdir());
+t.test('every entry advances the store to its index; one outcome per entry', async (t) => {
+  const { db, registry, store, app, changes } = await setup(t.testdir());
   t.teardown(async () => {
     await store.close();
     await db.close();
   });
-  waiters.begin(42);
   const put = encodeEntry(
     EntryKind.COMMAND,
-    42,
     encodeCommand({ op: 'put', key: enc('k'), value: enc('v') }),
   );
   const attrs = encodeEntry(
     EntryKind.ATTRIBUTES,
-    7,
     enc(JSON.stringify({ id: 1, name: 'a', clientURLs: ['http://h:2'] })),
   );
   const entries: AppliedEntry[] = [
@@ -138,11 +114,16 @@ t.test('every entry advances the store to its index; outcomes reach the proposer
     },
     { ...at(5), type: EntryType.Normal, data: new Uint8Array([1, 2, 3]) },
   ];
-  await app.apply(entries);
+  const outcomes = await app.apply(entries);
   t.equal(store.appliedIndex, 5, 'no-op, command, publish, conf change and garbage: all counted');
   t.equal(store.currentRevision, 2, 'only the put wrote');
-  const outcome = waiters.take(42);
-  t.ok(outcome?.ok && outcome.result.op === 'put');
+  t.equal(outcomes.length, entries.length, 'one outcome per entry');
+  const outcome = outcomes[1];
+  t.ok(outcome?.ok && outcome.result.op === 'put', "the put's outcome is the second");
+  t.same(
+    outcomes.map((o) => o.ok && o.result.op),
+    ['noop', 'put', 'noop', 'noop', 'noop'],
+  );
   t.same(registry.get(NodeId(1))?.clientURLs, ['http://h:2']);
   t.same(confStateOf(registry), { voters: [1], learners: [2] });
   t.same(changes, ['addLearner 2']);

@@ -124,6 +124,8 @@ export class Applier {
   private async applyEntries(entries: readonly Entry[]): Promise<void> {
     const out: AppliedEntry[] = [];
     const seqs: number[] = [];
+    /** Per entry: its position in `out` (what the application answers for), or -1. */
+    const slots: number[] = [];
     for (const e of entries) {
       let seq = -1;
       let entry: AppliedEntry;
@@ -146,15 +148,18 @@ export class Applier {
         entry = { index: e.index, term: e.term, type: e.type, data: env.command };
       }
       seqs.push(seq);
-      if (e.index > this.appApplied) out.push(entry);
+      if (e.index > this.appApplied) slots.push(out.push(entry) - 1);
+      else slots.push(-1);
     }
-    if (out.length > 0) await this.d.app.apply(out);
+    const outcomes = out.length > 0 ? ((await this.d.app.apply(out)) ?? undefined) : undefined;
     const last = entries[entries.length - 1]!;
     this.applied = last.index;
     if (last.index > this.appApplied) this.appApplied = last.index;
     for (let k = 0; k < entries.length; k++) {
       const e = entries[k]!;
-      this.d.proposals.applied({ index: e.index, term: e.term }, seqs[k]!);
+      const slot = slots[k]!;
+      const outcome = slot >= 0 ? outcomes?.[slot] : undefined;
+      this.d.proposals.applied({ index: e.index, term: e.term, outcome }, seqs[k]!);
       if (e.type === EntryType.ConfChange) this.settleConf(e, e.data);
     }
     this.d.reads.applied(this.applied);

@@ -40,7 +40,7 @@ import {
 import { Applier, restoreInto, stoppedError } from './applier.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
 import { newToken, open, wrap } from './envelope.js';
-import { type Committed, PendingProposals, ReadBarriers } from './pending.js';
+import { type Applied, type Committed, PendingProposals, ReadBarriers } from './pending.js';
 import type { DriverStatus, LeaderChange, RaftDriverOptions } from './types.js';
 
 type Events = { leaderChange: [LeaderChange]; error: [Error] };
@@ -126,11 +126,11 @@ export class RaftDriver extends EventEmitter<Events> {
   }
 
   /**
-   * Proposes a command. Resolves with its log position once it is committed and applied
-   * here; rejects with ERR_RAFT_PROPOSAL_DROPPED (no leader, transfer), ERR_LEADER_CHANGED
+   * Proposes a command. Resolves with its log position and the application's outcome for
+   * it once it is committed and applied here; rejects with ERR_RAFT_PROPOSAL_DROPPED (no leader, transfer), ERR_LEADER_CHANGED
    * (overwritten), ERR_TIMEOUT (outcome unknown) or ERR_CLOSED.
    */
-  propose(command: Uint8Array): Promise<Committed> {
+  propose(command: Uint8Array): Promise<Applied> {
     if (this.stopped || this.core === undefined) return Promise.reject(stoppedError(this.failure));
     const seq = ++this.seq;
     const done = this.proposals.add(seq);

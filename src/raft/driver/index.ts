@@ -12,7 +12,7 @@
  * transport.attach(peerHttpServer); // or: await transport.listen(port)
  * driver = new RaftDriver({ id, storage, transport, app, appliedIndex });
  * await driver.start();
- * const { index } = await driver.propose(command); // committed and applied here
+ * const { index, outcome } = await driver.propose(command); // applied here: what apply answered
  * await driver.readIndex(); // then read local state linearizably
  * ```
  */
@@ -22,11 +22,12 @@ export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
 export { RaftDriver } from './driver.js';
 export type { PeerLimits, PeerStats } from './peer.js';
-export type { Committed } from './pending.js';
+export type { Applied, Committed } from './pending.js';
 export type { RaftTransportOptions, TransportStats } from './transport.js';
 export { DEFAULT_PEER_LIMITS, RaftTransport } from './transport.js';
 export type {
   AppliedEntry,
+  ApplyOutcomes,
   DriverStatus,
   DriverTransport,
   DurableStorage,

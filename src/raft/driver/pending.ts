@@ -13,6 +13,12 @@ export interface Committed {
   readonly term: Term;
 }
 
+/** A proposal applied here: where it landed and what the application answered for it. */
+export interface Applied extends Committed {
+  /** The application's outcome for this entry (see RaftApplication.apply). */
+  readonly outcome: unknown;
+}
+
 interface Waiter<T> {
   resolve(v: T): void;
   reject(e: unknown): void;
@@ -20,7 +26,7 @@ interface Waiter<T> {
 }
 
 interface ProposalWaiter {
-  resolve(v: Committed): void;
+  resolve(v: Applied): void;
   reject(e: unknown): void;
   deadline: number;
 }
@@ -47,8 +53,8 @@ export class PendingProposals {
     return this.waiting.size;
   }
 
-  add(seq: number): Promise<Committed> {
-    return new Promise<Committed>((resolve, reject) => {
+  add(seq: number): Promise<Applied> {
+    return new Promise<Applied>((resolve, reject) => {
       this.waiting.set(seq, { resolve, reject, deadline: this.clock.now() + this.timeoutMs });
     });
   }
@@ -82,7 +88,7 @@ export class PendingProposals {
   }
 
   /** An entry was applied at `at`; `seq` is >= 0 when it is one of this member's. */
-  applied(at: Committed, seq: number): void {
+  applied(at: Applied, seq: number): void {
     if (this.byIndex.size > 0) {
       const expected = this.byIndex.get(at.index);
       if (expected !== undefined) {
@@ -90,26 +96,31 @@ export class PendingProposals {
         if (expected !== seq) this.settle(expected, new EtceteraError('ERR_LEADER_CHANGED'));
       }
     }
-    if (seq >= 0) this.settle(seq, at);
+    if (seq >= 0) this.settle(seq, { applied: at });
   }
 
   /** Rejects one proposal (for example one the core refused). */
   fail(seq: number, err: unknown): void {
-    this.settle(seq, err);
+    this.settle(seq, toError(err));
   }
 
   failAll(err: unknown): void {
-    for (const seq of [...this.waiting.keys()]) this.settle(seq, err);
+    const e = toError(err);
+    for (const seq of [...this.waiting.keys()]) this.settle(seq, e);
     this.byIndex.clear();
   }
 
-  private settle(seq: number, outcome: Committed | unknown): void {
+  private settle(seq: number, result: { applied: Applied } | Error): void {
     const w = this.waiting.get(seq);
     if (w === undefined) return;
     this.waiting.delete(seq);
-    if (outcome instanceof Error) w.reject(outcome);
-    else w.resolve(outcome as Committed);
+    if (result instanceof Error) w.reject(result);
+    else w.resolve(result.applied);
   }
+}
+
+function toError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
 }
 
 interface ReadBatch {

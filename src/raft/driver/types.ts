@@ -18,6 +18,10 @@ import type {
 } from '../types.js';
 import type { Clock } from './clock.js';
 
+/** What `RaftApplication.apply` answers: one outcome per entry, or nothing. */
+// biome-ignore lint/suspicious/noConfusingVoidType: an application with no outcomes returns nothing.
+export type ApplyOutcomes = readonly unknown[] | undefined | void;
+
 /** One committed entry as the application sees it (envelope removed). */
 export interface AppliedEntry {
   readonly index: LogIndex;
@@ -43,8 +47,13 @@ export interface RaftApplication {
    * Apply committed entries, in order. Resolve once they are applied; a member that
    * persists its state should write the last applied index in the same atomic batch and
    * pass it back as `appliedIndex` on restart. Throwing is fatal: the driver stops.
+   *
+   * Resolve with one outcome per entry, in the order given (or nothing): the outcome of an
+   * entry this driver proposed is what its `propose()` resolves with, so the proposer gets
+   * the application's answer with no bookkeeping of its own. Outcomes of other members'
+   * entries are dropped.
    */
-  apply(entries: readonly AppliedEntry[]): Promise<void> | void;
+  apply(entries: readonly AppliedEntry[]): Promise<ApplyOutcomes> | ApplyOutcomes;
   /**
    * The application's state as of the last applied entry, for log compaction. Without it
    * the driver never compacts the log.

@@ -16,6 +16,11 @@ t.test('elects a leader and replicates proposals from any member', async (t) => 
   );
   const indexes = results.map((r) => r.index);
   t.equal(new Set(indexes).size, 60, 'each proposal has its own index');
+  t.same(
+    results.map((r) => String(r.outcome).split('#')[0]),
+    Array.from({ length: 60 }, (_, i) => `c${i}`),
+    "each proposer, leader or follower, gets its own command's outcome from its own apply",
+  );
   await c.waitApplied(60);
   const lists = c.running().map((m) => m.app.commands.join(','));
   t.equal(new Set(lists).size, 1, 'every member applied the same sequence');

@@ -6,7 +6,11 @@
 import { Level } from 'level';
 import { RaftDriver } from '../../../src/raft/driver/driver.js';
 import { RaftTransport } from '../../../src/raft/driver/transport.js';
-import type { AppliedEntry, RaftDriverOptions } from '../../../src/raft/driver/types.js';
+import type {
+  AppliedEntry,
+  ApplyOutcomes,
+  RaftDriverOptions,
+} from '../../../src/raft/driver/types.js';
 import { LevelRaftStorage } from '../../../src/raft/level-storage.js';
 import { type ConfState, NodeId, type Snapshot } from '../../../src/raft/types.js';
 
@@ -17,9 +21,14 @@ const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 export class ListApp {
   commands: string[] = [];
   restores = 0;
-  apply(entries: readonly AppliedEntry[]): void {
-    for (const e of entries)
-      if (e.type === 'normal' && e.data.length > 0) this.commands.push(dec(e.data));
+  /** Answers each command with `<command>#<its position>`, other entries with nothing. */
+  apply(entries: readonly AppliedEntry[]): ApplyOutcomes | Promise<ApplyOutcomes> {
+    return entries.map((e) => {
+      if (e.type !== 'normal' || e.data.length === 0) return undefined;
+      const c = dec(e.data);
+      this.commands.push(c);
+      return `${c}#${this.commands.length}`;
+    });
   }
   snapshot(): Uint8Array {
     return enc(JSON.stringify(this.commands));

@@ -45,6 +45,7 @@ t.test('a single member commits at once, and reloads everything on restart', asy
   await a.driver.start();
   const r = await a.driver.propose(cmd('hello'));
   t.match(r, { index: Number, term: Number });
+  t.equal(r.outcome, 'hello#1', "the proposal resolves with the application's outcome for it");
   t.same(a.app.commands, ['hello'], 'the application sees the command without envelope');
   for (let i = 0; i < 5; i++) await a.driver.propose(cmd(`n${i}`));
   const before = a.driver.status();
@@ -125,7 +126,7 @@ t.test('request failures: no leader, dropped, timeout, stopped', async (t) => {
   let release: () => void = () => {};
   const held = new Promise<void>((r) => (release = r));
   const a = await member(t, ONE, { requestTimeoutMs: 100 }, `${t.testdir()}/slow`);
-  a.app.apply = () => held; // the application stalls until released
+  a.app.apply = (entries) => held.then(() => entries.map(() => undefined)); // stalls until released
   await a.driver.start();
   await waitFor(() => a.driver.status().role === 'leader', 'leader');
   const slow = a.driver.propose(cmd('slow'));

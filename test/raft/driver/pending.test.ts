@@ -27,7 +27,11 @@ class FakeClock implements Clock {
   }
 }
 
-const at = (index: number, term = 1) => ({ index: LogIndex(index), term: Term(term) });
+const at = (index: number, term = 1, outcome: unknown = undefined) => ({
+  index: LogIndex(index),
+  term: Term(term),
+  outcome,
+});
 const settled = async (p: Promise<unknown>) => {
   const r = await Promise.race([
     p.then(
@@ -45,8 +49,12 @@ t.test('a proposal resolves when its own entry applies', async (t) => {
   p.noteAppended(1, LogIndex(5));
   p.applied(at(4), -1);
   t.equal(await settled(a), 'pending', 'another entry is not ours');
-  p.applied(at(5), 1);
-  t.same(await settled(a), { v: at(5) });
+  p.applied(at(5, 1, { answer: 42 }), 1);
+  t.same(
+    await settled(a),
+    { v: at(5, 1, { answer: 42 }) },
+    "the application's outcome travels with it",
+  );
   t.equal(p.size, 0);
 });
 
