@@ -8,7 +8,7 @@
  */
 import type { Server } from 'node:http';
 import { RaftDriver } from '../raft/driver/driver.js';
-import { RaftTransport } from '../raft/driver/transport.js';
+import { type DroppedMessage, RaftTransport } from '../raft/driver/transport.js';
 import type { LeaderChange } from '../raft/driver/types.js';
 import type { LevelRaftStorage } from '../raft/level-storage.js';
 import { type ConfChange, LogIndex, NONE, type NodeId } from '../raft/types.js';
@@ -87,6 +87,10 @@ export function wire(b: Base, hooks: Hooks): Wired {
     onUnreachable: (peer) => driver?.reportUnreachable(peer),
     onSnapshotStatus: (peer, s) => driver?.reportSnapshot(peer, s),
     clusterToken: b.registry.clusterId,
+    // The applied membership, learners included: a member being added may talk once its
+    // conf change is applied here; a removed one is dropped from then on.
+    isMember: (peer) => b.registry.get(peer) !== undefined,
+    onDrop: dropReporter(b.logger, w),
   });
   w.syncPeers = () => syncPeers(b.registry, w.transport, id);
   w.syncPeers();
@@ -190,6 +194,29 @@ function syncPeers(registry: MemberRegistry, transport: RaftTransport, self: Nod
   }
   for (const id of transport.peerIds()) if (!wanted.has(id)) transport.removePeer(id);
   for (const [id, url] of wanted) transport.setPeer(id, url);
+}
+
+/** How often at most a dropped peer message is logged; the lines between are counted. */
+export const DROP_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Counts every message the transport dropped from a non-member, and logs who tried: the
+ * first drop at once, then at most one line per interval carrying how many were not logged.
+ */
+function dropReporter(logger: Logger, w: Wired): (d: DroppedMessage) => void {
+  let lastLog = Number.NEGATIVE_INFINITY;
+  let unlogged = 0;
+  return (d) => {
+    w.metrics.peerDropped.inc({ reason: 'not_member' });
+    const now = Date.now();
+    if (now - lastLog < DROP_LOG_INTERVAL_MS) return void unlogged++;
+    lastLog = now;
+    logger.warn(
+      { remote: d.remote, claimedId: String(d.claimed), type: d.type, reason: d.reason, unlogged },
+      'dropped a peer message from a non-member',
+    );
+    unlogged = 0;
+  };
 }
 
 function metricSources(b: Base, w: () => Wired) {
