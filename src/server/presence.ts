@@ -3,6 +3,8 @@
  *
  *   publish   announce this member's name and client URLs through Raft (etcd's publish)
  *             until the registry shows them; retried on a timer and on leader changes.
+ *             `onPublished` fires once it is applied here: only then does the member
+ *             answer clients, so no client sees a member list without its own URLs.
  *   removal   a member removed from the cluster may never apply its own removal (the leader
  *             stops replicating to it once the change commits). So when it has had no leader
  *             for two election timeouts, it asks its peers for the registry; if its ID is in
@@ -24,6 +26,8 @@ export interface PresenceDeps {
   /** Proposes the attribute entry; resolves when applied here. */
   proposeAttributes(body: Uint8Array): Promise<void>;
   onRemoved(): void;
+  /** Called once, when this member's attributes are in the applied registry. */
+  onPublished(): void;
 }
 
 export class Presence {
@@ -69,14 +73,26 @@ export class Presence {
   private async publish(): Promise<boolean> {
     const clientURLs = this.d.advertisedClientUrls();
     const mine = this.d.registry.get(this.d.selfId);
-    if (mine === undefined) return (this.published = true); // removed: nothing to announce
-    if (mine.name === this.d.name && mine.clientURLs.join(',') === clientURLs.join(','))
-      return (this.published = true);
+    if (mine === undefined) return this.markPublished(); // removed: nothing to announce
+    if (
+      mine.published === true &&
+      mine.name === this.d.name &&
+      mine.clientURLs.join(',') === clientURLs.join(',')
+    )
+      return this.markPublished();
     if (!this.d.hasLeader()) return false;
     const body = { id: this.d.selfId, name: this.d.name, clientURLs };
     await this.d.proposeAttributes(new Uint8Array(Buffer.from(JSON.stringify(body))));
     this.d.logger.info({ clientURLs }, 'published member attributes');
-    return (this.published = true);
+    return this.markPublished();
+  }
+
+  private markPublished(): true {
+    if (!this.published) {
+      this.published = true;
+      if (!this.stopped) this.d.onPublished();
+    }
+    return true;
   }
 
   private async checkRemoval(): Promise<void> {

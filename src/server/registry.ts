@@ -24,6 +24,11 @@ export interface MemberRecord {
   peerURLs: string[];
   clientURLs: string[];
   isLearner: boolean;
+  /**
+   * Set once the member's own publish entry was applied: it has started at least once.
+   * (A member of a new cluster has its name from the flags, so the name does not say it.)
+   */
+  published?: boolean;
 }
 
 /** The replicated part: the same on every member at the same applied index. */
@@ -130,6 +135,7 @@ export class MemberRegistry {
       peerURLs: ctx.peerURLs ?? old?.peerURLs ?? [],
       clientURLs: old?.clientURLs ?? [],
       isLearner,
+      ...(old?.published === true ? { published: true } : {}),
     });
   }
 
@@ -141,7 +147,7 @@ export class MemberRegistry {
   /** A member published its name and client URLs after starting (etcd's attribute update). */
   publish(id: NodeId, name: string, clientURLs: string[]): void {
     const m = this.members.get(id);
-    if (m !== undefined) this.members.set(id, { ...m, name, clientURLs });
+    if (m !== undefined) this.members.set(id, { ...m, name, clientURLs, published: true });
   }
 
   /** Writes the replicated part, fsynced, before the store records the entry as applied. */

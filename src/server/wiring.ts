@@ -43,6 +43,7 @@ export interface Hooks {
   onFatal(e: Error): void;
   assertServing(): void;
   advertisedClientUrls(): string[];
+  onPublished(): void;
 }
 
 export interface Base {
@@ -182,6 +183,7 @@ function wireTimers(b: Base, w: Wired, hooks: Hooks): void {
     advertisedClientUrls: hooks.advertisedClientUrls,
     proposeAttributes: (body) => w.requests.proposeAttributes(body),
     onRemoved: hooks.onRemoved,
+    onPublished: hooks.onPublished,
   });
 }
 

@@ -34,6 +34,18 @@ export class ProcCluster {
     names: string[],
     flags: string[] = [],
   ): Promise<ProcCluster> {
+    const c = await ProcCluster.launch(cli, root, names, flags);
+    await Promise.all(names.map((n) => c.waitUp(n)));
+    return c;
+  }
+
+  /** Spawns a new cluster of `names` and returns at once (the members are still starting). */
+  static async launch(
+    cli: string,
+    root: string,
+    names: string[],
+    flags: string[] = [],
+  ): Promise<ProcCluster> {
     const c = new ProcCluster(cli, flags);
     const ports = await freePorts(2 * names.length);
     names.forEach((name, i) => {
@@ -58,7 +70,6 @@ export class ProcCluster {
         'proc-test',
       ]);
     }
-    await Promise.all(names.map((n) => c.waitUp(n)));
     return c;
   }
 
