@@ -309,12 +309,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.assertServing();
     this.refuseLearner();
     await this.w.requests.waitLeader(Date.now() + this.w.timeoutMs);
-    return {
-      registry: this.registry,
-      driver: this.w.driver,
-      token: this.registry.self.token,
-      now: () => Date.now(),
-    };
+    return this.w.membership;
   }
 
   // --- events from Raft and apply ---

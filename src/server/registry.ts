@@ -29,6 +29,11 @@ export interface MemberRecord {
    * (A member of a new cluster has its name from the flags, so the name does not say it.)
    */
   published?: boolean;
+  /**
+   * A learner added as a voter with --strict-reconfig-check=false: the leader promotes it
+   * once it has started (published), so it never counts toward quorum before it runs.
+   */
+  promoteOnStart?: boolean;
 }
 
 /** The replicated part: the same on every member at the same applied index. */
@@ -50,6 +55,8 @@ export interface SelfRecord {
 export interface ConfChangeContext {
   name?: string;
   peerURLs?: string[];
+  /** On an AddLearner: promote it once it has started (see MemberRecord.promoteOnStart). */
+  promoteOnStart?: boolean;
 }
 
 type JsonSub = {
@@ -136,6 +143,9 @@ export class MemberRegistry {
       clientURLs: old?.clientURLs ?? [],
       isLearner,
       ...(old?.published === true ? { published: true } : {}),
+      ...(isLearner && (ctx.promoteOnStart === true || old?.promoteOnStart === true)
+        ? { promoteOnStart: true }
+        : {}),
     });
   }
 

@@ -11,7 +11,7 @@ import { RaftDriver } from '../raft/driver/driver.js';
 import { type DroppedMessage, RaftTransport } from '../raft/driver/transport.js';
 import type { LeaderChange } from '../raft/driver/types.js';
 import type { LevelRaftStorage } from '../raft/level-storage.js';
-import { type ConfChange, LogIndex, NONE, type NodeId } from '../raft/types.js';
+import { type ConfChange, LogIndex, NONE, type NodeId, Role } from '../raft/types.js';
 import type { ApplyOutcome, Store } from '../store/store.js';
 import type { LeaseId } from '../store/types.js';
 import { Cacher } from '../watchcache/cacher.js';
@@ -22,6 +22,7 @@ import { Waiters } from './entry.js';
 import { LeaseService } from './lease-service.js';
 import { LeaseReaper } from './leases.js';
 import type { Logger } from './logger.js';
+import { type MembershipDeps, promoteStartedLearners } from './membership.js';
 import { MemberMetrics } from './metrics.js';
 import { createPeerServer } from './peer-http.js';
 import { Presence } from './presence.js';
@@ -68,6 +69,8 @@ export interface Wired {
   reaper: LeaseReaper;
   compactor: AutoCompactor;
   presence: Presence;
+  /** What membership changes need (membership.ts). */
+  membership: MembershipDeps;
   /** The watch cache over the store (MemberApi.watchCache). */
   watchCache: Cacher;
   /** One per --listen-peer-urls entry, all serving the same transport. */
@@ -97,6 +100,15 @@ export function wire(b: Base, hooks: Hooks): Wired {
   w.syncPeers();
   const retryMs = Math.min(50, b.config.heartbeatMs);
   driver = w.driver = createDriver(b, w, hooks);
+  w.membership = {
+    registry: b.registry,
+    driver,
+    token: b.registry.self.token,
+    now: () => Date.now(),
+    selfId: id,
+    isConnected: (peer) => w.transport.isConnected(peer),
+    strict: b.config.strictReconfigCheck,
+  };
   w.requests = new RaftRequests({
     driver,
     waiters: w.waiters,
@@ -184,6 +196,8 @@ function wireTimers(b: Base, w: Wired, hooks: Hooks): void {
     proposeAttributes: (body) => w.requests.proposeAttributes(body),
     onRemoved: hooks.onRemoved,
     onPublished: hooks.onPublished,
+    isLeader: () => w.driver.status().role === Role.Leader,
+    promoteStarted: () => promoteStartedLearners(w.membership),
   });
 }
 

@@ -120,6 +120,11 @@ export class RaftTransport {
     this.inbound.delete(id);
   }
 
+  /** Whether the outbound stream to `id` is open now. */
+  isConnected(id: NodeId): boolean {
+    return this.peers.get(id)?.connected === true;
+  }
+
   peerIds(): NodeId[] {
     return [...this.peers.keys()];
   }
