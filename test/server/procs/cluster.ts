@@ -35,7 +35,15 @@ export class ProcCluster {
     flags: string[] = [],
   ): Promise<ProcCluster> {
     const c = await ProcCluster.launch(cli, root, names, flags);
-    await Promise.all(names.map((n) => c.waitUp(n)));
+    // A member answers clients only once its publish is applied, which needs a quorum of
+    // the others started too: on a loaded machine that can take a while. On failure, stop
+    // what was spawned so no child outlives the test.
+    try {
+      await Promise.all(names.map((n) => c.waitUp(n, 90_000)));
+    } catch (e) {
+      await c.close();
+      throw e;
+    }
     return c;
   }
 
@@ -133,7 +141,7 @@ export class ProcCluster {
     );
   }
 
-  async waitUp(name: string, timeoutMs = 20_000): Promise<void> {
+  async waitUp(name: string, timeoutMs = 60_000): Promise<void> {
     await waitFor(
       `${name} to answer`,
       async () => (await status(this.get(name).client)) !== undefined,
