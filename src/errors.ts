@@ -196,6 +196,15 @@ export const ERRORS = {
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
   ERR_STORAGE: { grpc: GrpcCode.Internal, message: 'etcetera: storage write failed' },
+  // --- cluster safety (membership changes, member start) ---
+  ERR_NOT_ENOUGH_STARTED_MEMBERS: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: re-configuration failed due to not enough started members',
+  },
+  ERR_MEMBER_BOOTSTRAPPED: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcetera: member has already been bootstrapped',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

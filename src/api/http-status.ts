@@ -94,6 +94,9 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_CLOSED: 503,
   ERR_CORRUPT: 500,
   ERR_STORAGE: 500,
+  // Cluster safety: refused membership changes and member starts.
+  ERR_NOT_ENOUGH_STARTED_MEMBERS: 412,
+  ERR_MEMBER_BOOTSTRAPPED: 412,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

@@ -10,6 +10,16 @@
  *              --initial-cluster that is not ours) for the registry, find ourselves in it
  *              by our peer URLs (`member add` put us there), and start Raft with that
  *              membership so the log replays onto the right configuration.
+ *
+ * A member whose data dir was lost (or replaced by an empty one) and that starts with the
+ * same flags would take its old ID with an empty log: it could not catch up (the leader
+ * believes it holds what it acknowledged), and its empty log and forgotten vote could help
+ * elect a leader that lacks committed entries. So with no identity on disk, before writing
+ * one, the member asks its peers for their registry (as etcd does); when one of the same
+ * cluster knows this ID as started (its publish was applied), the start is refused with
+ * ERR_MEMBER_BOOTSTRAPPED and the way to rejoin: remove the member, add it again, start it
+ * with --initial-cluster-state existing. When no peer answers, the start goes ahead (a new
+ * cluster whose members start together looks just the same).
  */
 import { EtceteraError } from '../errors.js';
 import type { RaftDb } from '../raft/level-storage.js';
@@ -40,6 +50,7 @@ export async function establishIdentity(
       ? newCluster(config)
       : await fetchExisting(config, logger);
   const self = findSelf(cluster.members, config);
+  await refuseIfBootstrapped(config, cluster, self, logger);
   const registry = await MemberRegistry.create(
     db,
     { id: self.id, name: config.name, token: config.initialClusterToken },
@@ -77,12 +88,42 @@ function findSelf(members: MemberRecord[], config: MemberConfig): MemberRecord {
   return self;
 }
 
-async function fetchExisting(config: MemberConfig, logger: Logger): Promise<ClusterRecord> {
+/** Peer URLs of --initial-cluster other than this member's own. */
+function otherPeerUrls(config: MemberConfig): string[] {
   const mine = new Set(config.initialAdvertisePeerUrls.map(urlString));
-  const peers = [...config.initialCluster.values()]
+  return [...config.initialCluster.values()]
     .flat()
     .map(urlString)
     .filter((u) => !mine.has(u));
+}
+
+async function refuseIfBootstrapped(
+  config: MemberConfig,
+  cluster: ClusterRecord,
+  self: MemberRecord,
+  logger: Logger,
+): Promise<void> {
+  const answers = await Promise.all(otherPeerUrls(config).map((u) => fetchCluster(u)));
+  for (const c of answers) {
+    if (c === undefined || c.clusterId !== cluster.clusterId) continue;
+    const known = c.members.find((m) => Number(m.id) === self.id);
+    if (known?.published !== true) continue;
+    logger.error({ id: String(self.id) }, 'this member has already been bootstrapped');
+    const peers = self.peerURLs.join(',');
+    throw new EtceteraError('ERR_MEMBER_BOOTSTRAPPED', {
+      detail:
+        `member ${self.id} (${self.name || config.name}) is known to its cluster as started, ` +
+        `but its data dir ${config.dataDir} holds no data (lost or replaced). To rejoin, ` +
+        `remove it and add it again (etcdctl member remove ${self.id.toString(16)}; ` +
+        `etcdctl member add ${self.name || config.name} --peer-urls=${peers}), then start ` +
+        'it on the empty data dir with --initial-cluster-state existing and the ' +
+        '--initial-cluster that member add prints',
+    });
+  }
+}
+
+async function fetchExisting(config: MemberConfig, logger: Logger): Promise<ClusterRecord> {
+  const peers = otherPeerUrls(config);
   if (peers.length === 0)
     throw bad('--initial-cluster-state existing needs other members in --initial-cluster');
   for (let attempt = 0; attempt < 5; attempt++) {

@@ -47,6 +47,12 @@ export interface MemberConfig {
   /** Applied entries between two Raft snapshots of the store. */
   snapshotCount: number;
   logLevel: LogLevel;
+  /**
+   * Refuse a voter add or promote that would leave the new membership without a quorum of
+   * started members (etcd's flag). Off: such an add is accepted as a learner that is
+   * promoted once it has started, so the cluster keeps its quorum meanwhile.
+   */
+  strictReconfigCheck: boolean;
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -63,6 +69,7 @@ export const DEFAULTS = {
   autoCompactionRetention: '0',
   snapshotCount: 100_000,
   logLevel: LogLevel.INFO,
+  strictReconfigCheck: true,
 } as const;
 
 /** Loose input: every field optional, URLs and the cluster as strings (flags or code). */
@@ -83,6 +90,8 @@ export interface MemberConfigInput {
   autoCompactionRetention?: string;
   snapshotCount?: number;
   logLevel?: string;
+  /** A boolean, or 'true' / 'false' as the flag is given. */
+  strictReconfigCheck?: boolean | string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -203,7 +212,21 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     autoCompactionRetention: retention,
     snapshotCount: positiveInt('snapshot-count', input.snapshotCount, DEFAULTS.snapshotCount),
     logLevel: oneOf('log-level', input.logLevel ?? DEFAULTS.logLevel, LogLevel),
+    strictReconfigCheck: bool(
+      'strict-reconfig-check',
+      input.strictReconfigCheck,
+      DEFAULTS.strictReconfigCheck,
+    ),
   };
+}
+
+function bool(flag: string, v: boolean | string | undefined, dflt: boolean): boolean {
+  if (v === undefined) return dflt;
+  if (typeof v === 'boolean') return v;
+  const t = v.trim().toLowerCase();
+  if (t === 'true' || t === '1') return true;
+  if (t === 'false' || t === '0') return false;
+  throw bad(`--${flag} must be true or false, not ${JSON.stringify(v)}`);
 }
 
 /** What auto-compaction keeps: nothing (off), a time window, or a number of revisions. */

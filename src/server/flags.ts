@@ -25,6 +25,7 @@ const FLAGS = {
   'auto-compaction-retention': ['autoCompactionRetention', false],
   'snapshot-count': ['snapshotCount', true],
   'log-level': ['logLevel', false],
+  'strict-reconfig-check': ['strictReconfigCheck', false],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -86,4 +87,6 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --auto-compaction-retention    periodic: "1h", "30m" or hours; revision: a count (default 0 = off)
   --snapshot-count               applied entries between snapshots (default ${DEFAULTS.snapshotCount})
   --log-level                    trace | debug | info | warn | error | fatal | silent (default info)
+  --strict-reconfig-check        true | false: refuse a voter add that leaves no quorum of started
+                                 members (default true; false adds it as a learner promoted on start)
 `;

@@ -32,8 +32,8 @@ import type { Command, CommandResult, LeaseId, RangeRequest, RangeResult } from 
 import { checkCommand } from '../store/validate.js';
 import { confStateOf } from './apply.js';
 import { establishIdentity } from './bootstrap.js';
-import { apiFace, ClientListeners } from './client-http.js';
-import { type MemberConfig, minLeaseTtlSeconds, urlString } from './config.js';
+import { apiFace, ClientListeners, ServeGate } from './client-http.js';
+import { type MemberConfig, minLeaseTtlSeconds, requestTimeoutMs, urlString } from './config.js';
 import { parseMemberId } from './ids.js';
 import { createLogger, type Logger } from './logger.js';
 import { addMember, type MembershipDeps, promoteMember, removeMember } from './membership.js';
@@ -62,6 +62,8 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   private readonly db: RaftDb;
   private readonly storage: LevelRaftStorage;
   private clients: ClientListeners | undefined;
+  /** Client requests wait here until this member's publish is applied (client-http.ts). */
+  private readonly gate: ServeGate;
   private boundPeerUrls: URL[] = [];
   private removed = false;
   private lastLeader: NodeId = NONE;
@@ -111,6 +113,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.db = db;
     this.id = b.registry.self.id;
     this.maxRequestBytes = b.config.maxRequestBytes;
+    this.gate = new ServeGate(requestTimeoutMs(b.config.electionMs));
     this.w = wire(b, {
       onLeaderChange: (c) => this.onLeaderChange(c),
       onConfChange: (cc) => this.onConfChange(cc),
@@ -118,6 +121,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       onFatal: (e) => this.onFatal(e),
       assertServing: () => this.assertServing(),
       advertisedClientUrls: () => this.advertisedClientUrls(),
+      onPublished: () => this.gate.open(),
     });
   }
 
@@ -129,7 +133,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       this.boundPeerUrls.push(bound);
     }
     await this.w.driver.start();
-    const face = apiFace(this, this.logger);
+    const face = this.gate.guard(apiFace(this, this.logger));
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
     this.w.presence.start();
     this.logger.info(
@@ -304,12 +308,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.assertServing();
     this.refuseLearner();
     await this.w.requests.waitLeader(Date.now() + this.w.timeoutMs);
-    return {
-      registry: this.registry,
-      driver: this.w.driver,
-      token: this.registry.self.token,
-      now: () => Date.now(),
-    };
+    return this.w.membership;
   }
 
   // --- events from Raft and apply ---

@@ -3,6 +3,15 @@
  * into the log (valid and unused peer URLs, a fresh ID, at most one learner, promote only a
  * learner), then a Raft conf change. The registry is updated when the change is applied
  * (apply.ts), on every member alike; these functions resolve after it is applied here.
+ *
+ * Strict reconfiguration (etcd's --strict-reconfig-check, on by default): a voter add or a
+ * promote must leave a quorum of the new voters started, where started means the member's
+ * publish was applied and it is reachable now (this member itself, or a peer whose stream
+ * is connected). Unlike etcd 3.4 there is no exception for a one-member cluster, where one
+ * add of an unreachable voter would otherwise stop every write. With the check off, a voter
+ * add that fails it is made as a learner marked `promoteOnStart`: the leader promotes it
+ * once it has started (presence.ts). A learner never counts toward quorum, so a member
+ * that never starts can always be removed again.
  */
 import { EtceteraError } from '../errors.js';
 import type { RaftDriver } from '../raft/driver/driver.js';
@@ -19,6 +28,40 @@ export interface MembershipDeps {
   driver: RaftDriver;
   token: string;
   now(): number;
+  /** This member's ID. */
+  selfId: NodeId;
+  /** Whether a peer is reachable now (its stream is connected). */
+  isConnected(id: NodeId): boolean;
+  /** --strict-reconfig-check. */
+  strict: boolean;
+}
+
+/** Voters (after the change) that have started and are reachable now. */
+function startedVoters(d: MembershipDeps, voters: readonly MemberRecord[]): number {
+  return voters.filter((m) => m.published === true && (m.id === d.selfId || d.isConnected(m.id)))
+    .length;
+}
+
+/**
+ * Whether today's `voters` plus `newcomer` (the one added or promoted) would have a quorum
+ * of started members.
+ */
+export function hasStartedQuorum(
+  d: MembershipDeps,
+  voters: readonly MemberRecord[],
+  newcomer: MemberRecord | undefined,
+): boolean {
+  const all = newcomer === undefined ? voters : [...voters, newcomer];
+  return startedVoters(d, all) >= Math.floor(all.length / 2) + 1;
+}
+
+function notEnoughStarted(d: MembershipDeps, after: readonly MemberRecord[]): EtceteraError {
+  return new EtceteraError('ERR_NOT_ENOUGH_STARTED_MEMBERS', {
+    detail:
+      `only ${startedVoters(d, after)} of ${after.length} voters would be started and ` +
+      'reachable, fewer than a quorum; add the member as a learner, or run the members ' +
+      'with --strict-reconfig-check=false to add it as a learner promoted once it starts',
+  });
 }
 
 /** Parses and normalises peer URLs (http://host:port), or ERR_MEMBER_BAD_URLS. */
@@ -50,10 +93,21 @@ export async function addMember(
   const id = memberId(urls, d.token, d.now());
   if (d.registry.get(id) !== undefined || d.registry.isRemoved(id))
     throw new EtceteraError('ERR_MEMBER_EXIST');
+  const voters = d.registry.list().filter((m) => !m.isLearner);
+  const newcomer: MemberRecord = { id, name: '', peerURLs: urls, clientURLs: [], isLearner };
+  // A voter that cannot keep a started quorum: refused, or (check off) a learner for now.
+  const deferred = !isLearner && !hasStartedQuorum(d, voters, newcomer);
+  if (deferred && d.strict) throw notEnoughStarted(d, [...voters, newcomer]);
+  if (deferred && d.registry.list().filter((m) => m.isLearner).length >= MAX_LEARNERS)
+    throw new EtceteraError('ERR_TOO_MANY_LEARNERS', {
+      detail: 'a voter that has not started yet is added as a learner until it starts',
+    });
   await d.driver.proposeConfChange({
-    type: isLearner ? ConfChangeType.AddLearner : ConfChangeType.AddVoter,
+    type: isLearner || deferred ? ConfChangeType.AddLearner : ConfChangeType.AddVoter,
     nodeId: id,
-    context: encodeContext({ peerURLs: urls }),
+    context: encodeContext(
+      deferred ? { peerURLs: urls, promoteOnStart: true } : { peerURLs: urls },
+    ),
   });
   const added = d.registry.get(id);
   if (added === undefined)
@@ -78,5 +132,31 @@ export async function promoteMember(d: MembershipDeps, id: NodeId): Promise<void
   const m = d.registry.get(id);
   if (m === undefined) throw new EtceteraError('ERR_MEMBER_NOT_FOUND');
   if (!m.isLearner) throw new EtceteraError('ERR_MEMBER_NOT_LEARNER');
+  // Always checked, as etcd refuses to promote a learner that is not ready.
+  const voters = d.registry.list().filter((x) => !x.isLearner);
+  if (!hasStartedQuorum(d, voters, m)) throw notEnoughStarted(d, [...voters, m]);
   await d.driver.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: id });
+}
+
+/**
+ * The leader's duty for members added with the strict check off: promote each learner
+ * marked `promoteOnStart` once it has published, is reachable, and the voters would keep a
+ * started quorum with it. One at a time (Raft takes one change at a time); resolves true
+ * when it promoted one.
+ */
+export async function promoteStartedLearners(d: MembershipDeps): Promise<boolean> {
+  const voters = d.registry.list().filter((m) => !m.isLearner);
+  const ready = d.registry
+    .list()
+    .find(
+      (m) =>
+        m.isLearner &&
+        m.promoteOnStart === true &&
+        m.published === true &&
+        d.isConnected(m.id) &&
+        hasStartedQuorum(d, voters, m),
+    );
+  if (ready === undefined) return false;
+  await d.driver.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: ready.id });
+  return true;
 }

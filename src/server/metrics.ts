@@ -26,6 +26,7 @@ export class MemberMetrics {
   readonly slowApplies: Counter;
   readonly compactions: Counter;
   readonly leaseForwards: Counter;
+  readonly peerDropped: Counter<'reason'>;
 
   constructor(src: MetricSources) {
     const registers = [this.registry];
@@ -72,6 +73,12 @@ export class MemberMetrics {
     this.leaseForwards = new Counter({
       name: 'etcetera_server_lease_forwards_total',
       help: 'Lease keepalive and time-to-live requests forwarded to the leader.',
+      registers,
+    });
+    this.peerDropped = new Counter({
+      name: 'etcetera_network_peer_dropped_messages_total',
+      help: 'Inbound Raft messages dropped by the peer transport (reason: not_member).',
+      labelNames: ['reason'],
       registers,
     });
     gauge('etcd_server_has_leader', '1 when this member knows a leader.', () => +src.hasLeader());

@@ -3,6 +3,10 @@
  *
  *   publish   announce this member's name and client URLs through Raft (etcd's publish)
  *             until the registry shows them; retried on a timer and on leader changes.
+ *             `onPublished` fires once it is applied here: only then does the member
+ *             answer clients, so no client sees a member list without its own URLs.
+ *   promote   on the leader, every election timeout: a learner added as a voter with the
+ *             strict reconfiguration check off is promoted once it has started.
  *   removal   a member removed from the cluster may never apply its own removal (the leader
  *             stops replicating to it once the change commits). So when it has had no leader
  *             for two election timeouts, it asks its peers for the registry; if its ID is in
@@ -24,6 +28,11 @@ export interface PresenceDeps {
   /** Proposes the attribute entry; resolves when applied here. */
   proposeAttributes(body: Uint8Array): Promise<void>;
   onRemoved(): void;
+  /** Called once, when this member's attributes are in the applied registry. */
+  onPublished(): void;
+  isLeader(): boolean;
+  /** On the leader: promote a started `promoteOnStart` learner, if any (membership.ts). */
+  promoteStarted(): Promise<boolean>;
 }
 
 export class Presence {
@@ -38,7 +47,10 @@ export class Presence {
 
   start(): void {
     this.schedulePublish(0);
-    this.watchTimer = setInterval(() => void this.checkRemoval(), this.d.electionMs);
+    this.watchTimer = setInterval(() => {
+      void this.checkRemoval();
+      void this.promote();
+    }, this.d.electionMs);
     this.watchTimer.unref();
   }
 
@@ -69,14 +81,40 @@ export class Presence {
   private async publish(): Promise<boolean> {
     const clientURLs = this.d.advertisedClientUrls();
     const mine = this.d.registry.get(this.d.selfId);
-    if (mine === undefined) return (this.published = true); // removed: nothing to announce
-    if (mine.name === this.d.name && mine.clientURLs.join(',') === clientURLs.join(','))
-      return (this.published = true);
+    if (mine === undefined) return this.markPublished(); // removed: nothing to announce
+    if (
+      mine.published === true &&
+      mine.name === this.d.name &&
+      mine.clientURLs.join(',') === clientURLs.join(',')
+    )
+      return this.markPublished();
     if (!this.d.hasLeader()) return false;
     const body = { id: this.d.selfId, name: this.d.name, clientURLs };
     await this.d.proposeAttributes(new Uint8Array(Buffer.from(JSON.stringify(body))));
     this.d.logger.info({ clientURLs }, 'published member attributes');
-    return (this.published = true);
+    return this.markPublished();
+  }
+
+  private markPublished(): true {
+    if (!this.published) {
+      this.published = true;
+      if (!this.stopped) this.d.onPublished();
+    }
+    return true;
+  }
+
+  private promoting = false;
+
+  private async promote(): Promise<void> {
+    if (this.promoting || this.stopped || !this.d.isLeader()) return;
+    this.promoting = true;
+    try {
+      if (await this.d.promoteStarted()) this.d.logger.info('promoted a started learner');
+    } catch (e) {
+      this.d.logger.warn({ err: String(e) }, 'promoting a started learner failed; will retry');
+    } finally {
+      this.promoting = false;
+    }
   }
 
   private async checkRemoval(): Promise<void> {

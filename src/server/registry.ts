@@ -24,6 +24,16 @@ export interface MemberRecord {
   peerURLs: string[];
   clientURLs: string[];
   isLearner: boolean;
+  /**
+   * Set once the member's own publish entry was applied: it has started at least once.
+   * (A member of a new cluster has its name from the flags, so the name does not say it.)
+   */
+  published?: boolean;
+  /**
+   * A learner added as a voter with --strict-reconfig-check=false: the leader promotes it
+   * once it has started (published), so it never counts toward quorum before it runs.
+   */
+  promoteOnStart?: boolean;
 }
 
 /** The replicated part: the same on every member at the same applied index. */
@@ -45,6 +55,8 @@ export interface SelfRecord {
 export interface ConfChangeContext {
   name?: string;
   peerURLs?: string[];
+  /** On an AddLearner: promote it once it has started (see MemberRecord.promoteOnStart). */
+  promoteOnStart?: boolean;
 }
 
 type JsonSub = {
@@ -130,6 +142,10 @@ export class MemberRegistry {
       peerURLs: ctx.peerURLs ?? old?.peerURLs ?? [],
       clientURLs: old?.clientURLs ?? [],
       isLearner,
+      ...(old?.published === true ? { published: true } : {}),
+      ...(isLearner && (ctx.promoteOnStart === true || old?.promoteOnStart === true)
+        ? { promoteOnStart: true }
+        : {}),
     });
   }
 
@@ -141,7 +157,7 @@ export class MemberRegistry {
   /** A member published its name and client URLs after starting (etcd's attribute update). */
   publish(id: NodeId, name: string, clientURLs: string[]): void {
     const m = this.members.get(id);
-    if (m !== undefined) this.members.set(id, { ...m, name, clientURLs });
+    if (m !== undefined) this.members.set(id, { ...m, name, clientURLs, published: true });
   }
 
   /** Writes the replicated part, fsynced, before the store records the entry as applied. */

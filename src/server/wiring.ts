@@ -8,10 +8,10 @@
  */
 import type { Server } from 'node:http';
 import { RaftDriver } from '../raft/driver/driver.js';
-import { RaftTransport } from '../raft/driver/transport.js';
+import { type DroppedMessage, RaftTransport } from '../raft/driver/transport.js';
 import type { LeaderChange } from '../raft/driver/types.js';
 import type { LevelRaftStorage } from '../raft/level-storage.js';
-import { type ConfChange, LogIndex, NONE, type NodeId } from '../raft/types.js';
+import { type ConfChange, LogIndex, NONE, type NodeId, Role } from '../raft/types.js';
 import type { Store } from '../store/store.js';
 import type { LeaseId } from '../store/types.js';
 import { Cacher } from '../watchcache/cacher.js';
@@ -21,6 +21,7 @@ import { type MemberConfig, parseRetention, requestTimeoutMs } from './config.js
 import { LeaseService } from './lease-service.js';
 import { LeaseReaper } from './leases.js';
 import type { Logger } from './logger.js';
+import { type MembershipDeps, promoteStartedLearners } from './membership.js';
 import { MemberMetrics } from './metrics.js';
 import { createPeerServer } from './peer-http.js';
 import { Presence } from './presence.js';
@@ -42,6 +43,7 @@ export interface Hooks {
   onFatal(e: Error): void;
   assertServing(): void;
   advertisedClientUrls(): string[];
+  onPublished(): void;
 }
 
 export interface Base {
@@ -64,6 +66,8 @@ export interface Wired {
   reaper: LeaseReaper;
   compactor: AutoCompactor;
   presence: Presence;
+  /** What membership changes need (membership.ts). */
+  membership: MembershipDeps;
   /** The watch cache over the store (MemberApi.watchCache). */
   watchCache: Cacher;
   /** One per --listen-peer-urls entry, all serving the same transport. */
@@ -84,11 +88,24 @@ export function wire(b: Base, hooks: Hooks): Wired {
     onUnreachable: (peer) => driver?.reportUnreachable(peer),
     onSnapshotStatus: (peer, s) => driver?.reportSnapshot(peer, s),
     clusterToken: b.registry.clusterId,
+    // The applied membership, learners included: a member being added may talk once its
+    // conf change is applied here; a removed one is dropped from then on.
+    isMember: (peer) => b.registry.get(peer) !== undefined,
+    onDrop: dropReporter(b.logger, w),
   });
   w.syncPeers = () => syncPeers(b.registry, w.transport, id);
   w.syncPeers();
   const retryMs = Math.min(50, b.config.heartbeatMs);
   driver = w.driver = createDriver(b, w, hooks);
+  w.membership = {
+    registry: b.registry,
+    driver,
+    token: b.registry.self.token,
+    now: () => Date.now(),
+    selfId: id,
+    isConnected: (peer) => w.transport.isConnected(peer),
+    strict: b.config.strictReconfigCheck,
+  };
   w.requests = new RaftRequests({
     driver,
     metrics: w.metrics,
@@ -173,6 +190,9 @@ function wireTimers(b: Base, w: Wired, hooks: Hooks): void {
     advertisedClientUrls: hooks.advertisedClientUrls,
     proposeAttributes: (body) => w.requests.proposeAttributes(body),
     onRemoved: hooks.onRemoved,
+    onPublished: hooks.onPublished,
+    isLeader: () => w.driver.status().role === Role.Leader,
+    promoteStarted: () => promoteStartedLearners(w.membership),
   });
 }
 
@@ -185,6 +205,29 @@ function syncPeers(registry: MemberRegistry, transport: RaftTransport, self: Nod
   }
   for (const id of transport.peerIds()) if (!wanted.has(id)) transport.removePeer(id);
   for (const [id, url] of wanted) transport.setPeer(id, url);
+}
+
+/** How often at most a dropped peer message is logged; the lines between are counted. */
+export const DROP_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Counts every message the transport dropped from a non-member, and logs who tried: the
+ * first drop at once, then at most one line per interval carrying how many were not logged.
+ */
+function dropReporter(logger: Logger, w: Wired): (d: DroppedMessage) => void {
+  let lastLog = Number.NEGATIVE_INFINITY;
+  let unlogged = 0;
+  return (d) => {
+    w.metrics.peerDropped.inc({ reason: 'not_member' });
+    const now = Date.now();
+    if (now - lastLog < DROP_LOG_INTERVAL_MS) return void unlogged++;
+    lastLog = now;
+    logger.warn(
+      { remote: d.remote, claimedId: String(d.claimed), type: d.type, reason: d.reason, unlogged },
+      'dropped a peer message from a non-member',
+    );
+    unlogged = 0;
+  };
 }
 
 function metricSources(b: Base, w: () => Wired) {

@@ -79,6 +79,10 @@ t.test('a restarted joiner needs no cluster flags', async (t) => {
   const c = await LocalCluster.start(t.testdir(), ['a', 'b', 'c']);
   t.teardown(() => c.close());
   const leader = await c.waitLeader();
+  // A voter add needs a quorum of started (published) members: wait for the publishes.
+  await waitFor('every member published', () =>
+    leader.registry.list().every((m) => m.published === true),
+  );
   const [client, peer] = await freePorts(2);
   const peerUrl = `http://127.0.0.1:${peer}`;
   await leader.memberAdd([peerUrl], false);

@@ -23,7 +23,7 @@ export { systemClock } from './clock.js';
 export { RaftDriver } from './driver.js';
 export type { PeerLimits, PeerStats } from './peer.js';
 export type { Applied, Committed } from './pending.js';
-export type { RaftTransportOptions, TransportStats } from './transport.js';
+export type { DroppedMessage, RaftTransportOptions, TransportStats } from './transport.js';
 export { DEFAULT_PEER_LIMITS, RaftTransport } from './transport.js';
 export type {
   AppliedEntry,

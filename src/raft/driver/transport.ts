@@ -11,6 +11,12 @@
  * queue as one batch frame. Inbound frames are decoded and handed to `onMessage`
  * synchronously; a malformed frame is dropped whole and counted.
  *
+ * Who may speak: with `isMember`, every inbound message whose sender is not a current
+ * member (asked per message, so the set follows membership changes as they are applied,
+ * learners included) is dropped before Raft sees it, counted, and reported through
+ * `onDrop` with the remote address and the claimed id. Without peer TLS the claimed id is
+ * not authenticated; this keeps strangers (an unknown id) out, not a forger of a member's id.
+ *
  * Mounting: `handleUpgrade(req, socket, head)` serves an upgrade on an existing HTTP server
  * (the member's peer listener) and returns false for other paths; `attach(server)` wires it
  * as an 'upgrade' listener; `listen()` runs a standalone server on 127.0.0.1.
@@ -38,6 +44,19 @@ export interface RaftTransportOptions {
   readonly clock?: Clock;
   readonly limits?: Partial<PeerLimits> & { readonly maxSnapshotBytes?: number };
   readonly random?: () => number;
+  /** Whether `id` is a current member (voter or learner). Absent: everyone is accepted. */
+  readonly isMember?: (id: NodeId) => boolean;
+  /** Called for each inbound message dropped because its sender is not a member. */
+  readonly onDrop?: (d: DroppedMessage) => void;
+}
+
+export interface DroppedMessage {
+  /** The remote address of the stream (ip:port). */
+  readonly remote: string;
+  /** The sender id the stream claimed. */
+  readonly claimed: NodeId;
+  readonly type: Message['type'];
+  readonly reason: 'not a member';
 }
 
 export const DEFAULT_PEER_LIMITS: PeerLimits = {
@@ -54,6 +73,8 @@ const DEFAULT_MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024;
 export interface TransportStats {
   received: number;
   badFrames: number;
+  /** Messages dropped because their sender is not a member. */
+  dropped: number;
   peers: Record<number, PeerStats & { connected: boolean }>;
 }
 
@@ -74,6 +95,7 @@ export class RaftTransport {
   private closed = false;
   private received = 0;
   private badFrames = 0;
+  private dropped = 0;
 
   constructor(private readonly opts: RaftTransportOptions) {
     this.path = opts.path ?? '/raft';
@@ -96,6 +118,11 @@ export class RaftTransport {
     this.peers.delete(id);
     this.inbound.get(id)?.close();
     this.inbound.delete(id);
+  }
+
+  /** Whether the outbound stream to `id` is open now. */
+  isConnected(id: NodeId): boolean {
+    return this.peers.get(id)?.connected === true;
   }
 
   peerIds(): NodeId[] {
@@ -138,7 +165,10 @@ export class RaftTransport {
       socket.end(`HTTP/1.1 ${problem}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return true;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.acceptInbound(from as NodeId, ws));
+    const remote = `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
+    this.wss.handleUpgrade(req, socket, head, (ws) =>
+      this.acceptInbound(from as NodeId, ws, remote),
+    );
     return true;
   }
 
@@ -166,7 +196,7 @@ export class RaftTransport {
   stats(): TransportStats {
     const peers: TransportStats['peers'] = {};
     for (const [id, p] of this.peers) peers[id] = { ...p.stats, connected: p.connected };
-    return { received: this.received, badFrames: this.badFrames, peers };
+    return { received: this.received, badFrames: this.badFrames, dropped: this.dropped, peers };
   }
 
   async close(): Promise<void> {
@@ -188,7 +218,7 @@ export class RaftTransport {
     for (const p of this.peers.values()) p.flush();
   }
 
-  private acceptInbound(from: NodeId, ws: WebSocket): void {
+  private acceptInbound(from: NodeId, ws: WebSocket, remote: string): void {
     // A newer stream from the same peer (it restarted or reconnected) replaces the old one.
     this.inbound.get(from)?.terminate();
     this.inbound.set(from, ws);
@@ -196,7 +226,7 @@ export class RaftTransport {
     const assembler = new SnapshotAssembler(this.maxSnapshotBytes);
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary) return void this.badFrames++;
-      this.receive(from, data, assembler);
+      this.receive(from, remote, data, assembler);
     });
     ws.on('error', () => {});
     ws.on('close', () => {
@@ -204,12 +234,21 @@ export class RaftTransport {
     });
   }
 
-  private receive(from: NodeId, data: Uint8Array, assembler: SnapshotAssembler): void {
+  private receive(
+    from: NodeId,
+    remote: string,
+    data: Uint8Array,
+    assembler: SnapshotAssembler,
+  ): void {
     let messages: Message[];
     try {
       const frame = decodeFrame(data);
       if (frame.kind === FrameKind.Batch) messages = frame.messages;
-      else {
+      else if (this.opts.isMember !== undefined && !this.opts.isMember(from)) {
+        // Never buffer a stranger's snapshot: drop each chunk as it comes.
+        this.drop(from, remote, 'snap');
+        return;
+      } else {
         const snap = assembler.add(frame);
         messages = snap === undefined ? [] : [snap];
       }
@@ -223,9 +262,18 @@ export class RaftTransport {
         this.badFrames++;
         continue;
       }
+      if (this.opts.isMember !== undefined && !this.opts.isMember(from)) {
+        this.drop(from, remote, m.type);
+        continue;
+      }
       this.received++;
       this.opts.onMessage(m);
     }
+  }
+
+  private drop(from: NodeId, remote: string, type: Message['type']): void {
+    this.dropped++;
+    this.opts.onDrop?.({ remote, claimed: from, type, reason: 'not a member' });
   }
 
   private peerContext() {

@@ -34,6 +34,26 @@ export class ProcCluster {
     names: string[],
     flags: string[] = [],
   ): Promise<ProcCluster> {
+    const c = await ProcCluster.launch(cli, root, names, flags);
+    // A member answers clients only once its publish is applied, which needs a quorum of
+    // the others started too: on a loaded machine that can take a while. On failure, stop
+    // what was spawned so no child outlives the test.
+    try {
+      await Promise.all(names.map((n) => c.waitUp(n, 90_000)));
+    } catch (e) {
+      await c.close();
+      throw e;
+    }
+    return c;
+  }
+
+  /** Spawns a new cluster of `names` and returns at once (the members are still starting). */
+  static async launch(
+    cli: string,
+    root: string,
+    names: string[],
+    flags: string[] = [],
+  ): Promise<ProcCluster> {
     const c = new ProcCluster(cli, flags);
     const ports = await freePorts(2 * names.length);
     names.forEach((name, i) => {
@@ -58,7 +78,6 @@ export class ProcCluster {
         'proc-test',
       ]);
     }
-    await Promise.all(names.map((n) => c.waitUp(n)));
     return c;
   }
 
@@ -122,7 +141,7 @@ export class ProcCluster {
     );
   }
 
-  async waitUp(name: string, timeoutMs = 20_000): Promise<void> {
+  async waitUp(name: string, timeoutMs = 60_000): Promise<void> {
     await waitFor(
       `${name} to answer`,
       async () => (await status(this.get(name).client)) !== undefined,
