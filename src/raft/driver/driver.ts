@@ -1,7 +1,7 @@
 /**
  * RaftDriver: the imperative shell around the pure core (what etcd's raft calls a Node). It owns
  * the tick timer, the Ready loop, persistence and the hand-off to transport and the apply
- * stage (./applier.ts); the core owns every Raft decision.
+ * stage (./apply-stage.ts); the core owns every Raft decision.
  *
  * The loop (one at a time; see the contract on `Ready` in ../types.ts):
  *   1. issue the read barriers requested since the last turn (one core readIndex call);
@@ -37,7 +37,7 @@ import {
   type SnapshotStatus,
   Term,
 } from '../types.js';
-import { Applier, restoreInto, stoppedError } from './applier.js';
+import { ApplyStage, restoreInto, stoppedError } from './apply-stage.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
 import { newToken, open, wrap } from './envelope.js';
 import { type Applied, type Committed, PendingProposals, ReadBarriers } from './pending.js';
@@ -56,7 +56,7 @@ export class RaftDriver extends EventEmitter<Events> {
   private readonly token = newToken();
   private readonly proposals: PendingProposals;
   private readonly reads: ReadBarriers;
-  private applier: Applier | undefined;
+  private applyStage: ApplyStage | undefined;
   private core: RawNode | undefined;
   private ticker: TimerHandle | undefined;
   private seq = 0;
@@ -90,7 +90,7 @@ export class RaftDriver extends EventEmitter<Events> {
       await restoreInto(app, snapshot);
       appApplied = snapshot.metadata.index;
     }
-    this.applier = new Applier(
+    this.applyStage = new ApplyStage(
       {
         selfId: this.o.id,
         app,
@@ -108,7 +108,7 @@ export class RaftDriver extends EventEmitter<Events> {
     this.term = hardState.term;
     this.commit = hardState.commit;
     // The core starts at the snapshot (its default `applied`) and hands out every committed
-    // entry after it again, so conf changes replay inside Raft; the applier skips what the
+    // entry after it again, so conf changes replay inside Raft; the apply stage skips what the
     // application already has.
     const electionTick = Math.max(2, Math.round((this.o.electionMs ?? 1000) / this.heartbeatMs));
     this.core = (this.o.createRawNode ?? createRawNode)({
@@ -159,7 +159,7 @@ export class RaftDriver extends EventEmitter<Events> {
     // The core encodes the change itself; the same encoding recognises it when applied.
     const data = encodeConfChange(change);
     return new Promise<Committed>((resolve, reject) => {
-      const cancel = this.applier!.awaitConfChange(data, (c) => {
+      const cancel = this.applyStage!.awaitConfChange(data, (c) => {
         timer.cancel();
         resolve(c);
       });
@@ -222,9 +222,9 @@ export class RaftDriver extends EventEmitter<Events> {
       role: this.role,
       term: this.term,
       commit: this.commit,
-      applied: this.applier?.applied ?? LogIndex(0),
+      applied: this.applyStage?.applied ?? LogIndex(0),
       lastIndex: this.o.storage.lastIndex(),
-      snapshotIndex: this.applier?.snapshotIndex ?? LogIndex(0),
+      snapshotIndex: this.applyStage?.snapshotIndex ?? LogIndex(0),
       stopped: this.stopped,
     };
   }
@@ -238,7 +238,7 @@ export class RaftDriver extends EventEmitter<Events> {
     this.stopped = true;
     this.ticker?.cancel();
     await this.loop;
-    await this.applier?.idle();
+    await this.applyStage?.idle();
     // Writes a deferred commit index; a storage that already failed has nothing to add.
     await this.o.storage.flush().catch(() => {});
     const err = this.failure ?? stoppedError(undefined);
@@ -271,13 +271,13 @@ export class RaftDriver extends EventEmitter<Events> {
 
   private async run(): Promise<void> {
     const core = this.core!;
-    const applier = this.applier!;
+    const stage = this.applyStage!;
     try {
       this.issueReads(core);
       while (!this.stopped && core.hasReady()) {
-        await this.handleReady(core.ready(), applier);
+        await this.handleReady(core.ready(), stage);
         core.advance();
-        if (applier.backlog > MAX_APPLY_BACKLOG) await applier.idle();
+        if (stage.backlog > MAX_APPLY_BACKLOG) await stage.idle();
         this.issueReads(core);
       }
     } catch (e) {
@@ -295,7 +295,7 @@ export class RaftDriver extends EventEmitter<Events> {
     }
   }
 
-  private async handleReady(rd: Ready, applier: Applier): Promise<void> {
+  private async handleReady(rd: Ready, stage: ApplyStage): Promise<void> {
     const { storage, transport } = this.o;
     if (rd.hardState !== undefined) {
       this.commit = rd.hardState.commit;
@@ -306,17 +306,17 @@ export class RaftDriver extends EventEmitter<Events> {
     this.noteOwnAppends(rd.entries);
     const mustWrite = rd.entries.length > 0 || rd.hardState !== undefined;
     if (rd.snapshot !== undefined) {
-      await applier.idle();
+      await stage.idle();
       await storage.persist(rd);
-      applier.enqueueSnapshot(rd.snapshot);
-      applier.enqueue(rd.committedEntries);
+      stage.enqueueSnapshot(rd.snapshot);
+      stage.enqueue(rd.committedEntries);
     } else {
-      applier.enqueue(rd.committedEntries);
+      stage.enqueue(rd.committedEntries);
       if (mustWrite) await storage.persist(rd);
     }
     if (rd.messagesAfterPersist.length > 0) transport.send(rd.messagesAfterPersist);
     for (const rs of rd.readStates) this.reads.answered(rs.context, rs.index);
-    if (rd.readStates.length > 0) this.reads.applied(applier.applied);
+    if (rd.readStates.length > 0) this.reads.applied(stage.applied);
   }
 
   private noteSoftState(leader: NodeId, role: Role): void {

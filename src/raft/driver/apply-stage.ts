@@ -34,7 +34,7 @@ import { open, type Token } from './envelope.js';
 import type { Committed, PendingProposals, ReadBarriers } from './pending.js';
 import type { AppliedEntry, DriverTransport, DurableStorage, RaftApplication } from './types.js';
 
-export interface ApplierDeps {
+export interface ApplyStageDeps {
   readonly selfId: NodeId;
   readonly app: RaftApplication;
   readonly storage: DurableStorage;
@@ -49,7 +49,7 @@ export interface ApplierDeps {
 
 const EMPTY = new Uint8Array(0);
 
-export class Applier {
+export class ApplyStage {
   applied: LogIndex;
   snapshotIndex: LogIndex;
   confState: ConfState;
@@ -60,7 +60,7 @@ export class Applier {
   private conf: { data: Uint8Array; done: (c: Committed) => void }[] = [];
 
   constructor(
-    private readonly d: ApplierDeps,
+    private readonly d: ApplyStageDeps,
     start: { snapshot: Snapshot; confState: ConfState; appApplied: LogIndex },
   ) {
     this.applied = start.snapshot.metadata.index;
