@@ -196,6 +196,15 @@ export const ERRORS = {
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
   ERR_STORAGE: { grpc: GrpcCode.Internal, message: 'etcetera: storage write failed' },
+  // --- storage integrity: a member's data dir at start ---
+  ERR_DATA_CORRUPT: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: the data dir lost or altered data it had made durable',
+  },
+  ERR_DATA_DIR_INCOMPLETE: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: the data dir is missing files of its database',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
