@@ -43,6 +43,7 @@ async function waitForMark(client: string, dataDir: string): Promise<void> {
   await waitFor(
     'the durable mark to cover every acknowledged write',
     async () => ((await readMark(join(dataDir, 'raft-mark')))?.index ?? 0) >= applied,
+    20_000,
   );
 }
 
@@ -109,8 +110,22 @@ t.test('a damaged data dir refuses to start', async (t) => {
   await waitForMark(m.client, m.dataDir);
   await c.kill9('m');
 
+  /** Starts a member on `dataDir`; it must exit non-zero (one that serves instead is killed). */
   const refused = async (t: Test, dataDir: string) => {
-    const { code, stderr } = await (await serve(cli, dataDir)).exited;
+    const s = await serve(cli, dataDir);
+    let done = false;
+    const answered = (async () => {
+      while (!done) {
+        if ((await status(s.client, 500)) !== undefined) return 'served' as const;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return 'exited' as const;
+    })();
+    const first = await Promise.race([s.exited.then(() => 'exited' as const), answered]);
+    if (first === 'served') s.kill();
+    const { code, stderr } = await s.exited;
+    done = true;
+    t.equal(first, 'exited', 'refuses to serve');
     t.not(code, 0, 'exits non-zero');
     t.match(stderr, dataDir, 'names the data dir');
     return stderr;
