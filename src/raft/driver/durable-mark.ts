@@ -26,7 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { crc32c } from '@aws-crypto/crc32c';
+import { crc32c } from '@node-rs/crc32';
 import { EtceteraError } from '../../errors.js';
 
 export interface MarkValue {
