@@ -21,9 +21,11 @@
  *      says so in its info LOG ("(ignoring error) ... dropping N bytes"); the LOG written by
  *      this open is read, and such a line means acknowledged writes may be gone: DAMAGED is
  *      recorded (the skipped bytes are already dropped, a later open would not see it) and
- *      the start refused. A record cut short at the end of the log is a torn final write,
- *      which LevelDB drops silently and which is accepted here too, as etcd's WAL does;
- *      whether it held anything acknowledged is the high-water mark's call (at Raft open).
+ *      the start refused. A torn final write is accepted, as etcd's WAL does: a record cut
+ *      short at the end of the log (LevelDB drops it silently), or a last record that fails
+ *      its checksum with a zeroed 512-byte sector in it and only zeros after it (a power
+ *      cut part-way through the write; see tornTail). Whether a dropped tail held anything
+ *      acknowledged is the high-water mark's call, at Raft open.
  *   5. A brand-new data dir (nothing of the above) is created with no flags.
  */
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -32,7 +34,7 @@ import { Level } from 'level';
 import { EtceteraError } from '../errors.js';
 import { DurableMark, syncDir } from '../raft/driver/durable-mark.js';
 import type { RaftDb } from '../raft/level-storage.js';
-import { checkLevelDbFiles } from './leveldb-files.js';
+import { checkLevelDbFiles, tornTail } from './leveldb-files.js';
 
 export const DB_DIR = 'db';
 export const MARK_FILE = 'raft-mark';
@@ -74,6 +76,12 @@ export async function openDataDir(dataDir: string): Promise<OpenDataDir> {
     const faults = await checkLevelDbFiles(dbDir);
     if (faults.length > 0) throw corrupt(dataDir, `LevelDB files: ${faults.join('; ')}`);
   }
+  // Rule 4's exception: a torn final write in the newest log (LevelDB reports it too).
+  const logs = names.filter((n) => /^\d+\.log$/.test(n)).sort();
+  const newestLog = logs[logs.length - 1];
+  const torn =
+    newestLog !== undefined &&
+    tornTail(await readFile(join(dbDir, newestLog)).catch(() => Buffer.alloc(0)));
   const db: RaftDb = new Level(dbDir, { createIfMissing: !existing });
   try {
     await db.open();
@@ -90,7 +98,9 @@ export async function openDataDir(dataDir: string): Promise<OpenDataDir> {
     throw e;
   }
   try {
-    const skipped = await ignoredErrors(dbDir);
+    const skipped = (await ignoredErrors(dbDir)).filter(
+      (l) => !(torn && l.includes(`${newestLog}: dropping`)),
+    );
     if (skipped.length > 0) {
       const what = `LevelDB skipped damaged log records: ${skipped.join('; ')}`;
       await recordDamage(dataDir, what);

@@ -105,6 +105,45 @@ export function logRecords(file: Uint8Array): Uint8Array[] {
   return out;
 }
 
+const SECTOR = 512;
+
+/**
+ * Whether a log file ends in a torn write, etcd's rule for its WAL: the first record that
+ * fails its checksum is the file's last one (only zeros follow it), and one whole 512-byte
+ * sector of it is zeros, as when a power cut stops a write part-way. Such a record was
+ * never acknowledged (acknowledgement waits for the fsync that did not finish).
+ */
+export function tornTail(file: Uint8Array): boolean {
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  let pos = 0;
+  while (pos < file.length) {
+    const left = BLOCK - (pos % BLOCK);
+    if (left < HEADER) {
+      pos += left;
+      continue;
+    }
+    if (pos + HEADER > file.length) return false;
+    const crc = view.getUint32(pos, true);
+    const len = view.getUint16(pos + 4, true);
+    if (crc === 0 && len === 0 && file[pos + 6] === 0) {
+      pos += left;
+      continue;
+    }
+    const end = Math.min(pos + HEADER + len, file.length);
+    if (HEADER + len <= left && unmask(crc) === crc32c(file.subarray(pos + 6, end))) {
+      pos = end;
+      continue;
+    }
+    // The first bad record: torn only if nothing but zeros follows and a sector is zeros.
+    for (let k = end; k < file.length; k++) if (file[k] !== 0) return false;
+    for (let at = Math.ceil(pos / SECTOR) * SECTOR; at + SECTOR <= end; at += SECTOR) {
+      if (file.subarray(at, at + SECTOR).every((b) => b === 0)) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
 /** Live table files (number → size) after replaying a MANIFEST's version edits. */
 export function liveTables(manifest: Uint8Array): Map<number, number> {
   const live = new Map<number, number>();

@@ -100,7 +100,7 @@ t.test('a damaged data dir refuses to start', async (t) => {
   await waitForMark(m.client, m.dataDir);
   await c.kill9('m');
   // All of round 0 is in LevelDB's newest .log now: copies for the log and CURRENT cases.
-  const copies = ['control', 'log-garbage', 'log-cut', 'no-current'];
+  const copies = ['control', 'log-garbage', 'log-cut', 'no-current', 'torn'];
   for (const name of copies) await cp(m.dataDir, join(root, name), { recursive: true });
   const round0 = new Map(acked);
   // A restart turns LevelDB's log into a table; round 1 goes to a new log.
@@ -135,6 +135,36 @@ t.test('a damaged data dir refuses to start', async (t) => {
     const s = await serve(cli, join(root, 'control'));
     t.teardown(s.kill);
     await waitFor('the control member', async () => (await status(s.client)) !== undefined, 30_000);
+    t.same(await prefixMap(s.client, 'k/'), round0, 'every acknowledged key is there');
+  });
+
+  t.test('a torn final write (a power cut mid-record) is accepted, as etcd does', async (t) => {
+    const dir = join(root, 'torn');
+    const log = await newest(join(dir, 'db'), '.log');
+    const size = (await stat(log)).size;
+    // A record never acknowledged: header written, payload's last sectors still zeros.
+    const len = 1100;
+    const left = 32768 - (size % 32768);
+    const pad = Buffer.alloc(left < 7 + len ? left : 0); // a block's unused end is zeros
+    const header = Buffer.alloc(7);
+    header.writeUInt32LE(0x1234abcd, 0);
+    header.writeUInt16LE(len, 4);
+    header[6] = 1; // a full record
+    const payload = Buffer.concat([Buffer.alloc(200, 0x33), Buffer.alloc(len - 200)]);
+    const fh = await open(log, 'a');
+    await fh.write(Buffer.concat([pad, header, payload]));
+    await fh.close();
+    const s = await serve(cli, dir);
+    t.teardown(s.kill);
+    const up = await Promise.race([
+      s.exited.then((e) => e.stderr),
+      waitFor(
+        'the member on the torn copy',
+        async () => (await status(s.client)) !== undefined,
+        30_000,
+      ),
+    ]);
+    t.equal(up, undefined, 'the member starts');
     t.same(await prefixMap(s.client, 'k/'), round0, 'every acknowledged key is there');
   });
 
