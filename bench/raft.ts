@@ -11,6 +11,11 @@
  *   1 member           one RaftDriver, no network
  *   3 members local    three drivers in this process, messages passed in memory
  *   3 members loopback three drivers, messages over RaftTransport websockets on 127.0.0.1
+ *
+ * `--mark` chooses how each member keeps its durable high-water mark (see
+ * src/raft/driver/durable-mark.ts): `async` as a member does (written after the data,
+ * coalesced, never awaited by a Ready), `sync` waits for an fsynced mark write after every
+ * synced Ready (what acknowledging only after both would cost), `none` keeps no mark.
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +25,7 @@ import { parseArgs } from 'node:util';
 import * as hdr from 'hdr-histogram-js';
 import { Level } from 'level';
 import { RaftDriver } from '../src/raft/driver/driver.js';
+import { DurableMark } from '../src/raft/driver/durable-mark.js';
 import { RaftTransport } from '../src/raft/driver/transport.js';
 import type { AppliedEntry, DriverTransport } from '../src/raft/driver/types.js';
 import { LevelRaftStorage } from '../src/raft/level-storage.js';
@@ -35,6 +41,7 @@ const { values: args } = parseArgs({
     'snapshot-entries': { type: 'string', default: '10000' },
     /** LevelDB memtable size in MiB (0 = LevelDB's default, 4 MiB). */
     'write-buffer-mb': { type: 'string', default: '0' },
+    mark: { type: 'string', default: 'async' },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -43,6 +50,10 @@ const CONCURRENCY = args.concurrency.split(',').map(Number);
 const PAYLOAD = Buffer.alloc(Number(args.size), 'x');
 const SNAPSHOT_ENTRIES = Number(args['snapshot-entries']);
 const WRITE_BUFFER_MB = Number(args['write-buffer-mb']);
+const MARK = args.mark;
+if (MARK !== 'async' && MARK !== 'sync' && MARK !== 'none') {
+  throw new Error(`--mark must be async, sync or none (got ${MARK})`);
+}
 
 type Scenario = 'single' | 'local' | 'loopback';
 
@@ -89,11 +100,17 @@ function newHist() {
 async function openStorage(dir: string, conf: ConfState) {
   const db = new Level(dir, WRITE_BUFFER_MB > 0 ? { writeBufferSize: WRITE_BUFFER_MB << 20 } : {});
   await db.open();
-  const storage = await LevelRaftStorage.open(db, { bootstrap: conf });
+  const mark = MARK === 'none' ? undefined : await DurableMark.create(`${dir}.mark`);
+  const storage = await LevelRaftStorage.open(db, { bootstrap: conf, mark });
   const persist = storage.persist.bind(storage);
   storage.persist = async (rd) => {
     const t0 = performance.now();
     await persist(rd);
+    if (MARK === 'sync' && rd.mustSync && mark !== undefined) {
+      const index = storage.lastIndex();
+      mark.advance({ index, term: storage.term(index), hardTerm: mark.value.hardTerm + 1 });
+      await mark.flush();
+    }
     if (rd.mustSync)
       fsyncHist.recordValue(Math.max(1, Math.round((performance.now() - t0) * 1000)));
   };
@@ -263,6 +280,7 @@ async function main(): Promise<void> {
       concurrency: CONCURRENCY,
       snapshotEntries: SNAPSHOT_ENTRIES,
       writeBufferMb: WRITE_BUFFER_MB,
+      mark: MARK,
     },
     loadavg: loadavg(),
   };

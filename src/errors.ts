@@ -205,6 +205,15 @@ export const ERRORS = {
     grpc: GrpcCode.FailedPrecondition,
     message: 'etcetera: member has already been bootstrapped',
   },
+  // --- storage integrity: a member's data dir at start ---
+  ERR_DATA_CORRUPT: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: the data dir lost or altered data it had made durable',
+  },
+  ERR_DATA_DIR_INCOMPLETE: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: the data dir is missing files of its database',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

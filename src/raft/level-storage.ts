@@ -29,6 +29,9 @@
  *      after the snapshot; entries kept in memory below it are not reloaded.
  *   5. Within a batch, deletes come before puts, so a record rewritten under the same key
  *      ends up with its new value.
+ *   6. With a durable high-water mark (./driver/durable-mark.ts), open() refuses a log
+ *      that lost or changed an entry the mark covers, and every synced write that made
+ *      more committed entries durable advances the mark after the write is on disk.
  */
 import type { Level } from 'level';
 import { EtceteraError } from '../errors.js';
@@ -42,6 +45,7 @@ import {
   encodeSnapshot,
   logKey,
 } from './driver/disk-format.js';
+import type { DurableMark } from './driver/durable-mark.js';
 import { SegmentIndex } from './driver/log-segments.js';
 import { MemoryStorage } from './memory-storage.js';
 import {
@@ -71,6 +75,8 @@ export interface LevelRaftStorageOptions {
    * recorded as a snapshot at index 0, as MemoryStorage.bootstrap does.
    */
   bootstrap?: ConfState;
+  /** The member's durable high-water mark (rule 6); checked at open, advanced on writes. */
+  mark?: DurableMark;
 }
 
 /** The parts of a Ready that storage persists. */
@@ -86,6 +92,10 @@ export class LevelRaftStorage implements RaftStorage {
   private durableTermVote = '';
   /** A commit-only hard state not written yet (rule 2). */
   private deferredHard: HardState | undefined;
+  /** Last index and hard-state term known on disk (a synced write resolved): rule 6. */
+  private durableLast = 0;
+  private durableTerm = 0;
+  private mark: DurableMark | undefined;
 
   private constructor(
     private readonly db: RaftDb,
@@ -108,6 +118,12 @@ export class LevelRaftStorage implements RaftStorage {
     const { mirror, segments, fresh } = await load(log, state, snap);
     const s = new LevelRaftStorage(db, log, state, snap, mirror, segments, fresh);
     if (!fresh) s.durableTermVote = termVote(mirror.initialState().hardState);
+    s.durableLast = mirror.lastIndex();
+    s.durableTerm = mirror.initialState().hardState.term;
+    if (options.mark !== undefined) {
+      checkMark(mirror, options.mark);
+      s.mark = options.mark;
+    }
     if (fresh && options.bootstrap !== undefined) {
       const boot = MemoryStorage.bootstrap(options.bootstrap).snapshot();
       s.mirror.applySnapshot(boot);
@@ -150,7 +166,8 @@ export class LevelRaftStorage implements RaftStorage {
       if (ops.length === 0 && termVote(hs) === this.durableTermVote) {
         this.mirror.setHardState(hs);
         this.deferredHard = hs;
-        return this.tail;
+        // The newly committed entries may already be on disk: the mark can cover them.
+        return this.tail.then(() => this.advanceMark());
       }
       ops.push(this.stageHardState(hs));
     }
@@ -255,6 +272,8 @@ export class LevelRaftStorage implements RaftStorage {
   }
 
   private write(ops: Op[], sync: boolean): Promise<void> {
+    const last = this.mirror.lastIndex();
+    const term = this.mirror.initialState().hardState.term;
     const run = async (): Promise<void> => {
       this.healthy();
       try {
@@ -264,15 +283,69 @@ export class LevelRaftStorage implements RaftStorage {
         this.failure = new EtceteraError('ERR_STORAGE', { detail: 'raft log write' }, { cause });
         throw this.failure;
       }
+      if (sync) {
+        // A synced batch makes it and every earlier batch durable (LevelDB's log is
+        // sequential), so everything staged before this write is now on disk.
+        this.durableLast = last;
+        this.durableTerm = term;
+        this.advanceMark();
+      }
     };
     this.tail = this.tail.then(run);
     return this.tail;
+  }
+
+  /** Rule 6: the mark covers committed entries that a synced write put on disk. */
+  private advanceMark(): void {
+    const mark = this.mark;
+    if (mark === undefined || this.failure !== undefined) return;
+    const markError = mark.error;
+    if (markError !== undefined) {
+      this.failure = markError;
+      return;
+    }
+    const upto = Math.min(this.mirror.initialState().hardState.commit, this.durableLast);
+    const snap = this.mirror.snapshot().metadata;
+    // Below the first stored entry the term is gone; the mark simply waits for later ones.
+    if (upto < this.mirror.firstIndex() - 1 || upto < snap.index) {
+      mark.advance({ index: mark.value.index, term: mark.value.term, hardTerm: this.durableTerm });
+      return;
+    }
+    const term = upto === 0 ? 0 : this.mirror.term(LogIndex(upto));
+    mark.advance({ index: upto, term, hardTerm: this.durableTerm });
   }
 
   private healthy(): MemoryStorage {
     if (this.failure !== undefined) throw this.failure;
     return this.mirror;
   }
+}
+
+/**
+ * Rule 6 at open: every entry the mark says was durable and committed must still be there
+ * with its term (or lie under the snapshot), and the hard state must not have gone back to
+ * an older term.
+ */
+function checkMark(mirror: MemoryStorage, mark: DurableMark): void {
+  const m = mark.loaded;
+  const hs = mirror.initialState().hardState;
+  const snap = mirror.snapshot().metadata;
+  const lost = (what: string) =>
+    new EtceteraError('ERR_DATA_CORRUPT', {
+      detail: `raft log: ${what} (durable high-water mark ${mark.path}: entry ${m.index} of term ${m.term}, hard-state term ${m.hardTerm})`,
+    });
+  if (hs.term < m.hardTerm) throw lost(`the hard state is at term ${hs.term}`);
+  if (m.index === 0 || m.index < snap.index) return;
+  if (m.index === snap.index) {
+    if (snap.term !== m.term) throw lost(`the snapshot at ${snap.index} has term ${snap.term}`);
+    return;
+  }
+  const last = mirror.lastIndex();
+  if (last < m.index) {
+    throw lost(`the log ends at entry ${last}: entries ${last + 1}..${m.index} are lost`);
+  }
+  const term = mirror.term(LogIndex(m.index));
+  if (term !== m.term) throw lost(`entry ${m.index} has term ${term}`);
 }
 
 async function load(

@@ -20,9 +20,7 @@
  * fsynced before any answer.
  */
 import { EventEmitter } from 'node:events';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Level } from 'level';
 import { EtceteraError } from '../errors.js';
 import type { LeaderChange } from '../raft/driver/types.js';
 import { LevelRaftStorage, type RaftDb } from '../raft/level-storage.js';
@@ -34,6 +32,7 @@ import { confStateOf } from './apply.js';
 import { establishIdentity } from './bootstrap.js';
 import { apiFace, ClientListeners, ServeGate } from './client-http.js';
 import { type MemberConfig, minLeaseTtlSeconds, requestTimeoutMs, urlString } from './config.js';
+import { openDataDir } from './data-dir.js';
 import { parseMemberId } from './ids.js';
 import { createLogger, type Logger } from './logger.js';
 import { addMember, type MembershipDeps, promoteMember, removeMember } from './membership.js';
@@ -73,16 +72,14 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   /** Opens the data dir, joins or bootstraps the cluster, and starts serving. */
   static async start(config: MemberConfig, options: MemberOptions = {}): Promise<Member> {
     const logger = options.logger ?? createLogger({ level: config.logLevel, name: config.name });
-    await mkdir(config.dataDir, { recursive: true });
-    const db: RaftDb = new Level(join(config.dataDir, 'db'));
-    await db.open();
+    const { db, mark } = await openDataDir(config.dataDir);
     let member: Member | undefined;
     try {
       const identity = await establishIdentity(db, config, logger);
       // Used only when the database holds no Raft state yet: a new member, or one that
       // crashed after recording its identity and before Raft's first write.
       const bootstrap = confStateOf(identity.registry);
-      const storage = await LevelRaftStorage.open(db, { bootstrap });
+      const storage = await LevelRaftStorage.open(db, { bootstrap, mark });
       const store = await Store.open({
         db,
         // No fsync of its own: every applied entry is already durable in the Raft log (an
