@@ -2,7 +2,7 @@
  * The etcd v3 JSON API as an express 5 app over one member.
  *
  * Every route is a POST of one JSON message, dispatched from a table (kv.ts, lease.ts,
- * cluster.ts) by exact path; /v3/watch streams (watch-mount.ts); GET /health, /metrics and
+ * cluster.ts) by exact path (`/v3beta/` paths as their `/v3/` twins, as etcd 3.4 serves them); /v3/watch streams (watch-mount.ts); GET /health, /metrics and
  * /version are plain handlers. The
  * request path of a POST route, in order, and who may refuse it:
  *   1. the raw body is read up to a byte bound (body.ts)          → request is too large
@@ -22,6 +22,7 @@ import { parseJson, rawBodyLimit, readBody } from './body.js';
 import { clusterRoutes } from './etcd/cluster.js';
 import { kvRoutes } from './etcd/kv.js';
 import { leaseRoutes } from './etcd/lease.js';
+import { canonicalEtcdPath } from './etcd/paths.js';
 import type { Route, RouteContext } from './etcd/route.js';
 import { type MountOptions, mountKubernetes } from './k8s/index.js';
 import { apiMetrics } from './metrics.js';
@@ -136,18 +137,19 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
   const version = options.version ?? DEFAULT_VERSION;
 
   router.use((req: Request, res: Response, next: NextFunction) => {
-    if (req.path === WATCH_PATH) {
+    const path = canonicalEtcdPath(req.path);
+    if (path === WATCH_PATH) {
       if (req.method === 'OPTIONS') return sendPreflight(res);
       if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
       return watch.http(req, res);
     }
-    const route = POST_ROUTES.get(req.path);
+    const route = POST_ROUTES.get(path);
     if (route === undefined) return next();
     if (req.method === 'OPTIONS') return sendPreflight(res);
     if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
     const started = process.hrtime.bigint();
     res.once('finish', () =>
-      metrics.observe(req.path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9),
+      metrics.observe(path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9),
     );
     void servePost(req, res, route, ctx, bodyLimit, options.logger);
   });

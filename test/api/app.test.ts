@@ -212,3 +212,41 @@ t.test('websocket watches through createEtcdApi.handleUpgrade', async (t) => {
   });
   t.equal(refused, true, 'other paths are not taken');
 });
+
+t.test(
+  '/v3beta/ serves the same routes and watch as /v3/; /v3alpha/ is 404 as in etcd 3.4',
+  async (t) => {
+    const { url } = await setup(t);
+    const put = await send(
+      url,
+      'POST',
+      '/v3beta/kv/put',
+      `{"key":"${b('a')}","value":"${b('1')}"}`,
+    );
+    t.equal(put.status, 200, put.text);
+    const got = await send(url, 'POST', '/v3beta/kv/range', `{"key":"${b('a')}"}`);
+    t.equal(JSON.parse(got.text).kvs[0].value, b('1'));
+    t.equal((await send(url, 'POST', '/v3alpha/kv/range', `{"key":"${b('a')}"}`)).status, 404);
+    // The HTTP watch stream under the beta prefix: its first message is the created response.
+    const ac = new AbortController();
+    const w = await fetch(`${url}/v3beta/watch`, {
+      method: 'POST',
+      body: `{"create_request":{"key":"${b('a')}"}}`,
+      signal: ac.signal,
+    });
+    t.equal(w.status, 200);
+    const reader = w.body?.getReader();
+    const first = await reader?.read();
+    t.match(Buffer.from(first?.value ?? []).toString(), /"created":true/);
+    ac.abort();
+    // And over websockets.
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/v3beta/watch`);
+    const created = await new Promise<string>((resolve, reject) => {
+      ws.once('open', () => ws.send(`{"create_request":{"key":"${b('a')}"}}`));
+      ws.once('message', (m) => resolve(String(m)));
+      ws.once('error', reject);
+    });
+    t.match(created, /"created":true/);
+    ws.close();
+  },
+);
