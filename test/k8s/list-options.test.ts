@@ -18,7 +18,9 @@ t.test('watch flag: 0 and any case of false are a list', async (t) => {
   const o = parseListOptions(new URLSearchParams('watch=True&allowWatchBookmarks=True'));
   t.equal(o.allowWatchBookmarks, true);
   t.equal(
-    parseListOptions(new URLSearchParams('sendInitialEvents=False&watch=1')).sendInitialEvents,
+    parseListOptions(
+      new URLSearchParams('sendInitialEvents=False&watch=1&resourceVersionMatch=NotOlderThan'),
+    ).sendInitialEvents,
     false,
   );
 });
