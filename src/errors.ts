@@ -196,6 +196,15 @@ export const ERRORS = {
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
   ERR_STORAGE: { grpc: GrpcCode.Internal, message: 'etcetera: storage write failed' },
+  // --- HTTP edges: browsers and DNS rebinding ---
+  ERR_ORIGIN_NOT_ALLOWED: {
+    grpc: GrpcCode.PermissionDenied,
+    message: 'etcetera: requests from this Origin are not allowed (see --cors)',
+  },
+  ERR_HOST_NOT_ALLOWED: {
+    grpc: GrpcCode.PermissionDenied,
+    message: "etcetera: this Host is not one of the member's names (see --host-whitelist)",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -47,6 +47,10 @@ export interface MemberConfig {
   /** Applied entries between two Raft snapshots of the store. */
   snapshotCount: number;
   logLevel: LogLevel;
+  /** --cors: origins browsers may call from (`*` for any); empty: none. */
+  cors: string[];
+  /** --host-whitelist: Host names accepted besides IPs, localhost and the client URLs' hosts. */
+  hostWhitelist: string[];
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -83,6 +87,10 @@ export interface MemberConfigInput {
   autoCompactionRetention?: string;
   snapshotCount?: number;
   logLevel?: string;
+  /** Comma-separated, as etcd's --cors. */
+  cors?: string;
+  /** Comma-separated, as etcd's --host-whitelist. */
+  hostWhitelist?: string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -107,6 +115,41 @@ export function parseUrls(flag: string, text: string): URL[] {
     if (u.pathname !== '/' || u.search !== '' || u.hash !== '')
       throw bad(`--${flag}: ${s} must not have a path`);
     return u;
+  });
+}
+
+function commaList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** --cors: `*`, or origins such as `https://dash.example:8443` (scheme, host, port; no path). */
+export function parseCorsOrigins(text: string | undefined): string[] {
+  return commaList(text).map((o) => {
+    if (o === '*') return o;
+    let u: URL;
+    try {
+      u = new URL(o);
+    } catch {
+      throw bad(`--cors: ${JSON.stringify(o)} is not an origin such as https://host:port`);
+    }
+    if (
+      (u.protocol !== 'http:' && u.protocol !== 'https:') ||
+      u.origin !== o.replace(/\/$/, '').toLowerCase()
+    )
+      throw bad(`--cors: ${JSON.stringify(o)} is not an origin such as https://host:port`);
+    return u.origin;
+  });
+}
+
+/** --host-whitelist: `*`, or host names / IP addresses without port. */
+export function parseHostWhitelist(text: string | undefined): string[] {
+  return commaList(text).map((h) => {
+    if (h !== '*' && !/^([a-z0-9_-]+\.)*[a-z0-9_-]+\.?$|^\[[0-9a-f:.]+\]$/i.test(h))
+      throw bad(`--host-whitelist: ${JSON.stringify(h)} is not a host name`);
+    return h.toLowerCase();
   });
 }
 
@@ -203,6 +246,8 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     autoCompactionRetention: retention,
     snapshotCount: positiveInt('snapshot-count', input.snapshotCount, DEFAULTS.snapshotCount),
     logLevel: oneOf('log-level', input.logLevel ?? DEFAULTS.logLevel, LogLevel),
+    cors: parseCorsOrigins(input.cors),
+    hostWhitelist: parseHostWhitelist(input.hostWhitelist),
   };
 }
 

@@ -25,6 +25,8 @@ const FLAGS = {
   'auto-compaction-retention': ['autoCompactionRetention', false],
   'snapshot-count': ['snapshotCount', true],
   'log-level': ['logLevel', false],
+  cors: ['cors', false],
+  'host-whitelist': ['hostWhitelist', false],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -86,4 +88,7 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --auto-compaction-retention    periodic: "1h", "30m" or hours; revision: a count (default 0 = off)
   --snapshot-count               applied entries between snapshots (default ${DEFAULTS.snapshotCount})
   --log-level                    trace | debug | info | warn | error | fatal | silent (default info)
+  --cors                         origins browsers may call from, comma-separated, or * (default: none)
+  --host-whitelist               Host names accepted besides IP addresses, localhost and the
+                                 client URLs' hosts, comma-separated, or * (default: none)
 `;
