@@ -53,7 +53,7 @@ async function setup(t: Test, options: ApiOptions = {}) {
   return { member, url: api.url };
 }
 
-async function valueOf(url: string, key: string): Promise<string | undefined> {
+async function storedValue(url: string, key: string): Promise<string | undefined> {
   const r = await raw(url, 'POST', '/v3/kv/range', {}, `{"key":"${b(key)}"}`);
   const kv = JSON.parse(r.text).kvs?.[0];
   return kv ? Buffer.from(kv.value, 'base64').toString() : undefined;
@@ -74,7 +74,7 @@ t.test('a cross-origin text/plain POST is refused and writes nothing', async (t)
   t.equal(r.status, 403, r.text);
   t.match(JSON.parse(r.text), { code: 7, message: /Origin .*not allowed.*--cors/ });
   t.equal(r.headers['access-control-allow-origin'], undefined, 'no CORS header to read it with');
-  t.equal(await valueOf(url, 'k'), undefined, 'the key was not written');
+  t.equal(await storedValue(url, 'k'), undefined, 'the key was not written');
 });
 
 t.test('a cross-origin read is refused; answers carry no CORS header by default', async (t) => {
@@ -97,7 +97,7 @@ t.test('clients without Origin and without Content-Type keep working', async (t)
   const { url } = await setup(t);
   const w = await raw(url, 'POST', '/v3/kv/put', {}, put('k', 'v'));
   t.equal(w.status, 200, w.text);
-  t.equal(await valueOf(url, 'k'), 'v');
+  t.equal(await storedValue(url, 'k'), 'v');
   const form = await raw(
     url,
     'POST',
@@ -106,7 +106,7 @@ t.test('clients without Origin and without Content-Type keep working', async (t)
     put('k', 'curl -d'),
   );
   t.equal(form.status, 200, "curl -d's form type still reads as JSON");
-  t.equal(await valueOf(url, 'k'), 'curl -d');
+  t.equal(await storedValue(url, 'k'), 'curl -d');
   const port = new URL(url).port;
   for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, '10.1.2.3']) {
     t.equal((await raw(url, 'GET', '/health', { host })).status, 200, `Host ${host}`);
@@ -129,7 +129,7 @@ t.test('a Host that is not one of the member names is refused (DNS rebinding)', 
     origin: `http://evil.example:${port}`,
   });
   t.equal(r.status, 403);
-  t.equal(await valueOf(url, 'k'), undefined, 'nothing was written');
+  t.equal(await storedValue(url, 'k'), undefined, 'nothing was written');
   const k = await raw(url, 'GET', '/api/v1/namespaces', { host: 'evil.example' });
   t.equal(k.status, 403);
   t.match(JSON.parse(k.text), { kind: 'Status', reason: 'Forbidden', code: 403 });
@@ -200,7 +200,7 @@ t.test('--cors lets listed origins in, with CORS headers and preflight', async (
   );
   t.equal(w.status, 200, w.text);
   t.equal(w.headers['access-control-allow-origin'], DASH);
-  t.equal(await valueOf(url, 'k'), 'dash');
+  t.equal(await storedValue(url, 'k'), 'dash');
   const pre = await raw(url, 'OPTIONS', '/api/v1/namespaces', {
     origin: DASH,
     'access-control-request-method': 'PATCH',
@@ -211,7 +211,7 @@ t.test('--cors lets listed origins in, with CORS headers and preflight', async (
   t.match(pre.headers['access-control-allow-methods'], /PATCH/);
   t.match(pre.headers['access-control-allow-headers'], /content-type/);
   t.equal((await raw(url, 'POST', '/v3/kv/put', { origin: EVIL }, put('k', 'x'))).status, 403);
-  t.equal(await valueOf(url, 'k'), 'dash');
+  t.equal(await storedValue(url, 'k'), 'dash');
 });
 
 t.test("--cors '*' allows any origin", async (t) => {
