@@ -12,10 +12,13 @@
  *   and a sequence sharing its parent mapping's column;
  * - inside text the parser reads as a scalar or comment (quoted, plain, block scalar, `#`),
  *   brackets still count while they are open and only cancel brackets of the same stretch of
- *   text; what stays open there is kept for the rest of the document. A reading that differs
- *   from the parser's therefore errs towards a larger bound, never a smaller one.
- * Leaf scalars add at most one level, so documents near the limit may be refused a few levels
- * early; Kubernetes objects nest far less than the limit.
+ *   text; what stays open there is kept for the rest of the document.
+ * For well-formed YAML this is an upper bound of the parser's depth; in malformed text the
+ * parser's error recovery can add levels the scan does not model (a `- ` inside `[...]`),
+ * which the property test (test/k8s/lib/yaml-depth.test.ts) holds to within twice the bound.
+ * So a body that passes costs the parser work bounded by the limit, not by its size, and the
+ * exact limit is checked again on the parsed value. Leaf scalars add at most one level, so
+ * documents near the limit may be refused a level early; Kubernetes objects nest far less.
  */
 
 const SPACE = 0x20;
