@@ -214,6 +214,15 @@ export const ERRORS = {
     grpc: GrpcCode.Internal,
     message: 'etcetera: the data dir is missing files of its database',
   },
+  // --- HTTP edges: browsers and DNS rebinding ---
+  ERR_ORIGIN_NOT_ALLOWED: {
+    grpc: GrpcCode.PermissionDenied,
+    message: 'etcetera: requests from this Origin are not allowed (see --cors)',
+  },
+  ERR_HOST_NOT_ALLOWED: {
+    grpc: GrpcCode.PermissionDenied,
+    message: "etcetera: this Host is not one of the member's names (see --host-whitelist)",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -2,7 +2,7 @@
  * The etcd v3 JSON API as an express 5 app over one member.
  *
  * Every route is a POST of one JSON message, dispatched from a table (kv.ts, lease.ts,
- * cluster.ts) by exact path; /v3/watch streams (watch-mount.ts); GET /health, /metrics and
+ * cluster.ts) by exact path (`/v3beta/` paths as their `/v3/` twins, as etcd 3.4 serves them); /v3/watch streams (watch-mount.ts); GET /health, /metrics and
  * /version are plain handlers. The
  * request path of a POST route, in order, and who may refuse it:
  *   1. the raw body is read up to a byte bound (body.ts)          → request is too large
@@ -18,21 +18,16 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { EtceteraError, GrpcCode, isEtceteraError } from '../errors.js';
 import type { MemberApi } from '../server/types.js';
 import type { Cacher } from '../watchcache/index.js';
+import { type AccessOptions, AccessPolicy } from './access.js';
 import { parseJson, rawBodyLimit, readBody } from './body.js';
 import { clusterRoutes } from './etcd/cluster.js';
 import { kvRoutes } from './etcd/kv.js';
 import { leaseRoutes } from './etcd/lease.js';
+import { canonicalEtcdPath } from './etcd/paths.js';
 import type { Route, RouteContext } from './etcd/route.js';
 import { type MountOptions, mountKubernetes } from './k8s/index.js';
 import { apiMetrics } from './metrics.js';
-import {
-  CORS_HEADERS,
-  routeNotFound,
-  sendError,
-  sendJson,
-  streamChunk,
-  streamErrorChunk,
-} from './respond.js';
+import { routeNotFound, sendError, sendJson, streamChunk, streamErrorChunk } from './respond.js';
 import { WATCH_PATH, WatchMount, type WatchMountOptions } from './watch-mount.js';
 
 export interface ApiLogger {
@@ -52,6 +47,8 @@ export interface ApiOptions {
   watch?: WatchMountOptions['watch'];
   /** The Kubernetes face on the same listener (src/api/k8s); false leaves it out. */
   kubernetes?: MountOptions | false;
+  /** Origin and Host checks for both faces (access.ts); default: no CORS, local names. */
+  access?: AccessOptions;
 }
 
 /** The etcd face of a member: the app, its websocket upgrades, and its shutdown. */
@@ -85,6 +82,9 @@ export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): Etcd
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Before either face: a web page elsewhere, or a rebound DNS name, gets no further.
+  const access = new AccessPolicy(options.access);
+  app.use(access.middleware());
   // The Kubernetes face first: it answers /api, /apis, /openapi and /version (with the etcd
   // fields merged in), and leaves every other path to the etcd routes.
   const version = options.version ?? DEFAULT_VERSION;
@@ -107,7 +107,9 @@ export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): Etcd
     app,
     router,
     handleUpgrade: (req, socket, head) =>
-      watch.handleUpgrade(req, socket, head) || (kube?.handleUpgrade(req, socket, head) ?? false),
+      access.refuseUpgrade(req, socket) ||
+      watch.handleUpgrade(req, socket, head) ||
+      (kube?.handleUpgrade(req, socket, head) ?? false),
     close: async () => {
       await kube?.close();
       await watch.close();
@@ -136,18 +138,19 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
   const version = options.version ?? DEFAULT_VERSION;
 
   router.use((req: Request, res: Response, next: NextFunction) => {
-    if (req.path === WATCH_PATH) {
+    const path = canonicalEtcdPath(req.path);
+    if (path === WATCH_PATH) {
       if (req.method === 'OPTIONS') return sendPreflight(res);
       if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
       return watch.http(req, res);
     }
-    const route = POST_ROUTES.get(req.path);
+    const route = POST_ROUTES.get(path);
     if (route === undefined) return next();
     if (req.method === 'OPTIONS') return sendPreflight(res);
     if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
     const started = process.hrtime.bigint();
     res.once('finish', () =>
-      metrics.observe(req.path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9),
+      metrics.observe(path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9),
     );
     void servePost(req, res, route, ctx, bodyLimit, options.logger);
   });
@@ -197,7 +200,7 @@ async function servePost(
     const headers: Record<string, string> = unread ? { Connection: 'close' } : {};
     if (route.stream && isEtceteraError(err) && !isRequestError(err)) {
       const { status, text } = streamErrorChunk(err);
-      res.writeHead(status, { ...CORS_HEADERS, 'Content-Type': 'application/json', ...headers });
+      res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
       res.end(text);
       return;
     }
@@ -205,7 +208,7 @@ async function servePost(
     return;
   }
   if (route.stream) {
-    res.writeHead(200, { ...CORS_HEADERS, 'Content-Type': 'application/json' });
+    res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(streamChunk(answer));
   } else {
     sendJson(res, 200, answer);
@@ -221,7 +224,8 @@ function methodNotAllowed(res: Response, allow: string): void {
   sendError(res, new EtceteraError('ERR_METHOD_NOT_ALLOWED'), { Allow: allow });
 }
 
+/** OPTIONS without a browser's Origin (a preflight from an allowed origin is answered in access.ts). */
 function sendPreflight(res: Response): void {
-  res.writeHead(200, CORS_HEADERS);
+  res.writeHead(200);
   res.end();
 }

@@ -97,6 +97,10 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   // Cluster safety: refused membership changes and member starts.
   ERR_NOT_ENOUGH_STARTED_MEMBERS: 412,
   ERR_MEMBER_BOOTSTRAPPED: 412,
+  // HTTP edges (src/api/access.ts): a browser page from a foreign origin, a Host outside the
+  // member's names. etcd answers the second with 421; one status for both keeps the rule.
+  ERR_ORIGIN_NOT_ALLOWED: 403,
+  ERR_HOST_NOT_ALLOWED: 403,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

@@ -1,17 +1,17 @@
 /**
- * Writing answers: JSON bodies, etcd's error body `{"error","message","code"}` with the HTTP
- * status of src/api/http-status.ts, and the CORS headers etcd's gateway sends on every answer.
+ * Writing answers: JSON bodies, and etcd's error body `{"error","message","code"}` with the
+ * HTTP status of src/api/http-status.ts. CORS headers are not written here: access.ts sets
+ * them on the response, only for origins --cors allows, before a handler runs.
  */
 import type { ServerResponse } from 'node:http';
 import { EtceteraError, GrpcCode, isEtceteraError } from '../errors.js';
 import { httpStatusOf, httpStatusOfGrpc, reasonPhrase } from './http-status.js';
 
-/** etcd's gateway answers every request with these (browsers may call it directly). */
-export const CORS_HEADERS = {
-  'Access-Control-Allow-Origin': '*',
-  'Access-Control-Allow-Methods': 'POST, GET, OPTIONS, PUT, DELETE',
-  'Access-Control-Allow-Headers': 'accept, content-type, authorization',
-} as const;
+/**
+ * Headers every answer used to carry (etcd's `Access-Control-Allow-Origin: *`). Empty now:
+ * CORS headers are per request (access.ts); kept for stream writers that spread it.
+ */
+export const CORS_HEADERS: Readonly<Record<string, string>> = {};
 
 export interface ErrorBody {
   error: string;
@@ -46,7 +46,6 @@ export function sendJson(
   }
   const text = JSON.stringify(body);
   res.writeHead(status, {
-    ...CORS_HEADERS,
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(text),
     ...extraHeaders,

@@ -7,11 +7,13 @@
  * wire forms are served: the HTTP stream (POST) through `http`, websockets through
  * `handleUpgrade` from the HTTP server's 'upgrade' event.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { MemberApi } from '../server/types.js';
 import { Cacher } from '../watchcache/index.js';
+import { canonicalEtcdPath } from './etcd/paths.js';
 import {
   createEtcdWatchHandlers,
   type EtcdWatchHandlers,
@@ -51,7 +53,11 @@ export class WatchMount {
    * true; returns false for any other path (another face may take it).
    */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    if (new URL(req.url ?? '/', 'http://x').pathname !== WATCH_PATH || this.closed) return false;
+    if (
+      canonicalEtcdPath(new URL(req.url ?? '/', 'http://x').pathname) !== WATCH_PATH ||
+      this.closed
+    )
+      return false;
     const handlers = this.ensure();
     this.wss ??= new WebSocketServer({
       noServer: true,

@@ -53,6 +53,10 @@ export interface MemberConfig {
    * promoted once it has started, so the cluster keeps its quorum meanwhile.
    */
   strictReconfigCheck: boolean;
+  /** --cors: origins browsers may call from (`*` for any); empty: none. */
+  cors: string[];
+  /** --host-whitelist: Host names accepted besides IPs, localhost and the client URLs' hosts. */
+  hostWhitelist: string[];
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -92,6 +96,10 @@ export interface MemberConfigInput {
   logLevel?: string;
   /** A boolean, or 'true' / 'false' as the flag is given. */
   strictReconfigCheck?: boolean | string;
+  /** Comma-separated, as etcd's --cors. */
+  cors?: string;
+  /** Comma-separated, as etcd's --host-whitelist. */
+  hostWhitelist?: string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -116,6 +124,41 @@ export function parseUrls(flag: string, text: string): URL[] {
     if (u.pathname !== '/' || u.search !== '' || u.hash !== '')
       throw bad(`--${flag}: ${s} must not have a path`);
     return u;
+  });
+}
+
+function commaList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** --cors: `*`, or origins such as `https://dash.example:8443` (scheme, host, port; no path). */
+export function parseCorsOrigins(text: string | undefined): string[] {
+  return commaList(text).map((o) => {
+    if (o === '*') return o;
+    let u: URL;
+    try {
+      u = new URL(o);
+    } catch {
+      throw bad(`--cors: ${JSON.stringify(o)} is not an origin such as https://host:port`);
+    }
+    if (
+      (u.protocol !== 'http:' && u.protocol !== 'https:') ||
+      u.origin !== o.replace(/\/$/, '').toLowerCase()
+    )
+      throw bad(`--cors: ${JSON.stringify(o)} is not an origin such as https://host:port`);
+    return u.origin;
+  });
+}
+
+/** --host-whitelist: `*`, or host names / IP addresses without port. */
+export function parseHostWhitelist(text: string | undefined): string[] {
+  return commaList(text).map((h) => {
+    if (h !== '*' && !/^([a-z0-9_-]+\.)*[a-z0-9_-]+\.?$|^\[[0-9a-f:.]+\]$/i.test(h))
+      throw bad(`--host-whitelist: ${JSON.stringify(h)} is not a host name`);
+    return h.toLowerCase();
   });
 }
 
@@ -217,6 +260,8 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       input.strictReconfigCheck,
       DEFAULTS.strictReconfigCheck,
     ),
+    cors: parseCorsOrigins(input.cors),
+    hostWhitelist: parseHostWhitelist(input.hostWhitelist),
   };
 }
 

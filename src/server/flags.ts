@@ -26,6 +26,8 @@ const FLAGS = {
   'snapshot-count': ['snapshotCount', true],
   'log-level': ['logLevel', false],
   'strict-reconfig-check': ['strictReconfigCheck', false],
+  cors: ['cors', false],
+  'host-whitelist': ['hostWhitelist', false],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -89,4 +91,7 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --log-level                    trace | debug | info | warn | error | fatal | silent (default info)
   --strict-reconfig-check        true | false: refuse a voter add that leaves no quorum of started
                                  members (default true; false adds it as a learner promoted on start)
+  --cors                         origins browsers may call from, comma-separated, or * (default: none)
+  --host-whitelist               Host names accepted besides IP addresses, localhost and the
+                                 client URLs' hosts, comma-separated, or * (default: none)
 `;

@@ -130,7 +130,11 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       this.boundPeerUrls.push(bound);
     }
     await this.w.driver.start();
-    const face = this.gate.guard(apiFace(this, this.logger));
+    const { cors, hostWhitelist, listenClientUrls, advertiseClientUrls } = this.config;
+    const clientHosts = [...listenClientUrls, ...advertiseClientUrls].map((u) => u.hostname);
+    const face = this.gate.guard(
+      apiFace(this, this.logger, { corsOrigins: cors, hostWhitelist, clientHosts }),
+    );
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
     this.w.presence.start();
     this.logger.info(

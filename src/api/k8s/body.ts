@@ -5,11 +5,13 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { MAX_BODY_DEPTH } from './lib/json.js';
+import { MAX_YAML_ALIASES } from './lib/yaml-body.js';
+import { yamlNestsDeeperThan } from './lib/yaml-depth.js';
 import { decodeProtobufBody } from './protobuf.js';
 import { badRequest, StatusError, unsupportedMediaType } from './status.js';
 
-/** Deepest nesting of objects and arrays accepted in a body. */
-export const MAX_BODY_DEPTH = 200;
+export { MAX_BODY_DEPTH };
 
 /**
  * Reads the whole body, rejecting with 413 once it passes `limit` bytes. The rest of an
@@ -76,9 +78,13 @@ export function parseJsonText(text: string): unknown {
   }
 }
 
+/** Parses a YAML body; one too deeply nested is refused from its raw text, before parsing. */
 export function parseYamlText(text: string): unknown {
+  if (yamlNestsDeeperThan(text, MAX_BODY_DEPTH)) {
+    throw badRequest(`yaml parse error: the object is nested deeper than ${MAX_BODY_DEPTH} levels`);
+  }
   try {
-    return parseYaml(text, { maxAliasCount: 100, prettyErrors: false });
+    return parseYaml(text, { maxAliasCount: MAX_YAML_ALIASES, prettyErrors: false });
   } catch (e) {
     throw badRequest(
       `yaml parse error: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`,

@@ -53,12 +53,15 @@ export function decodeContinue(token: string): ContinueToken {
   return { rv: t.rv, start: t.start };
 }
 
+/**
+ * A boolean query parameter as kube-apiserver's query conversion reads it: absent is unset,
+ * `0` and any case of `false` are false, and every other value (`true`, `True`, `1`, even
+ * an empty one) is true. The Python client sends `watch=True`.
+ */
 function bool(q: URLSearchParams, name: string): boolean | undefined {
   const v = q.get(name);
   if (v === null) return undefined;
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0' || v === '') return false;
-  throw badRequest(`invalid boolean value for ${name}: ${JSON.stringify(v)}`);
+  return !(v === '0' || v.toLowerCase() === 'false');
 }
 
 function nonNegativeInt(q: URLSearchParams, name: string): number | undefined {

@@ -30,6 +30,7 @@ export interface ResourcePath {
 export function isKubernetesPath(path: string): boolean {
   return (
     path === '/version' ||
+    path === '/version/' ||
     path === '/api' ||
     path.startsWith('/api/') ||
     path === '/apis' ||

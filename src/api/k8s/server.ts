@@ -145,7 +145,7 @@ export function kubeHandler(
     }
     // /version is asked by etcd clients too: it must not start the face (which creates the
     // default namespaces), so that an etcd-only member never writes under /registry/.
-    const ready = url.pathname === '/version' ? Promise.resolve() : start();
+    const ready = url.pathname.startsWith('/version') ? Promise.resolve() : start();
     ready
       .then(() => serve(kube, openapi, req, res, url))
       .catch((err: unknown) => {

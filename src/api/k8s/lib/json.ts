@@ -12,6 +12,9 @@ export type JsonValue =
   | { [key: string]: JsonValue };
 export type JsonMap = { [key: string]: JsonValue };
 
+/** Deepest nesting of objects and arrays accepted in a request body. */
+export const MAX_BODY_DEPTH = 200;
+
 export function isJsonObject(v: unknown): v is JsonMap {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -5,11 +5,14 @@
  * prefix.
  *
  * YAML 1.2 core schema (what JSON round-trips through), merge keys (`<<`) allowed, duplicate
- * keys rejected, alias expansion bounded (a "billion laughs" body fails instead of growing).
+ * keys rejected, alias expansion bounded (a "billion laughs" body fails instead of growing),
+ * and nesting bounded on the raw text before the parser runs (yaml-depth.ts), so a deeply
+ * nested body is refused in one linear pass instead of stalling the member.
  */
 import { isScalar, parseAllDocuments, type YAMLError } from 'yaml';
 import { badRequest } from './errors.js';
-import { isJsonObject, type JsonMap, type JsonValue } from './json.js';
+import { isJsonObject, type JsonMap, type JsonValue, MAX_BODY_DEPTH } from './json.js';
+import { yamlNestsDeeperThan } from './yaml-depth.js';
 
 const PREFIX = 'error decoding YAML: ';
 
@@ -37,11 +40,18 @@ function asObject(v: JsonValue): JsonMap {
   );
 }
 
+/** Aliases a document may expand: enough for anchors in real manifests, not for a bomb. */
+export const MAX_YAML_ALIASES = 100;
+
 /**
  * Parses an apply body into an object. Documents that are empty (a trailing `---`) are
- * ignored; more than one non-empty document is refused.
+ * ignored; more than one non-empty document is refused; a text that may nest deeper than
+ * `maxDepth` is refused before it is parsed (the caller checks the exact depth afterwards).
  */
-export function parseApplyBody(body: string | Uint8Array): JsonMap {
+export function parseApplyBody(
+  body: string | Uint8Array,
+  maxDepth: number = MAX_BODY_DEPTH,
+): JsonMap {
   const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{')) {
@@ -52,6 +62,9 @@ export function parseApplyBody(body: string | Uint8Array): JsonMap {
       if (!(e instanceof SyntaxError)) throw e;
       // Not JSON: flow-style YAML such as `{a: 1}`; fall through.
     }
+  }
+  if (yamlNestsDeeperThan(text, maxDepth)) {
+    throw badRequest(`${PREFIX}the object is nested deeper than ${maxDepth} levels`);
   }
   const docs = parseAllDocuments(text, {
     version: '1.2',
@@ -78,7 +91,7 @@ export function parseApplyBody(body: string | Uint8Array): JsonMap {
   const doc = nonEmpty[0];
   let value: JsonValue;
   try {
-    value = doc?.toJS({ maxAliasCount: 100 }) as JsonValue;
+    value = doc?.toJS({ maxAliasCount: MAX_YAML_ALIASES }) as JsonValue;
   } catch (e) {
     throw badRequest(PREFIX + (e instanceof Error ? e.message : String(e)));
   }
