@@ -196,6 +196,11 @@ export const ERRORS = {
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
   ERR_STORAGE: { grpc: GrpcCode.Internal, message: 'etcetera: storage write failed' },
+  // --- etcd watch stream (src/watchcache/etcd-session.ts) ---
+  ERR_WATCH_LIMIT: {
+    grpc: GrpcCode.ResourceExhausted,
+    message: 'etcetera: too many watches on this stream',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

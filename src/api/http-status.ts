@@ -94,6 +94,8 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_CLOSED: 503,
   ERR_CORRUPT: 500,
   ERR_STORAGE: 500,
+  // etcd watch stream: answered in-stream (a refused create); 429 if it ever ends a request.
+  ERR_WATCH_LIMIT: 429,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { createEtcdApi } from '../api/index.js';
+import { type ApiOptions, createEtcdApi } from '../api/index.js';
 import type { Logger } from './logger.js';
 import { closeServer, listen } from './peer-http.js';
 import type { MemberApi } from './types.js';
@@ -25,8 +25,12 @@ export interface ClientFace {
  * The etcd face (src/api) over `member`: its routes and /v3/watch over the member's watch
  * cache, websocket watches through `handleUpgrade`, and `close` ending open watch streams.
  */
-export function apiFace(member: MemberApi, logger: Logger): ClientFace {
-  const api = createEtcdApi(member, { logger, cacher: member.watchCache });
+export function apiFace(
+  member: MemberApi,
+  logger: Logger,
+  watch?: ApiOptions['watch'],
+): ClientFace {
+  const api = createEtcdApi(member, { logger, cacher: member.watchCache, watch });
   return {
     handler: api.app,
     upgrade: (req, socket, head) => {

@@ -130,7 +130,9 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       this.boundPeerUrls.push(bound);
     }
     await this.w.driver.start();
-    const face = apiFace(this, this.logger);
+    const face = apiFace(this, this.logger, {
+      maxWatchesPerStream: this.config.maxWatchesPerStream,
+    });
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
     this.w.presence.start();
     this.logger.info(
