@@ -21,7 +21,7 @@
  * progress slots, however many watchers the stream has.
  */
 
-import type { Revision } from '../store/types.js';
+import { Revision } from '../store/types.js';
 import type { Cacher } from './cacher.js';
 import type { FrameSink, TurnScheduler } from './types.js';
 import type { CatchUpGroup, Watcher } from './watcher.js';
@@ -51,6 +51,12 @@ export class Connection<F> {
   private readonly held = new Set<Watcher<F>>();
   private slots: Slot<F>[] = [];
   private slotHead = 0;
+  /**
+   * Progress slots before index `capUntil` report at most `cap`: a watch cancelled after them
+   * (in request order) left with only its events through `cap` written.
+   */
+  private cap = Number.POSITIVE_INFINITY;
+  private capUntil = 0;
   /** Released watchers that are catching up (a progress slot waits for them). */
   private readonly group: CatchUpGroup = {
     catchingUp: 0,
@@ -101,9 +107,15 @@ export class Connection<F> {
   /**
    * The answer to a cancel request: `w` leaves the connection now (it must already be
    * cancelled), and what is left in its queue (its final frame) is written in request order.
+   * `through`: the revision through which its events were written (progress answers still
+   * waiting before this one report no more than that).
    */
-  detachInOrder(w: Watcher<F>): void {
+  detachInOrder(w: Watcher<F>, through: Revision): void {
     if (this.closed || !this.attached.has(w)) return;
+    if (this.slotHead < this.slots.length) {
+      this.cap = Math.min(this.cap, through);
+      this.capUntil = this.slots.length;
+    }
     this.forget(w);
     const frames = w.take(Number.POSITIVE_INFINITY).frames;
     this.pushSlot({ kind: 'frames', frames });
@@ -174,6 +186,8 @@ export class Connection<F> {
     if (this.slotHead > 0 && this.slotHead === this.slots.length) {
       this.slots = [];
       this.slotHead = 0;
+      this.cap = Number.POSITIVE_INFINITY;
+      this.capUntil = 0;
     }
     if (out.length > 0) {
       this.writes++;
@@ -207,7 +221,8 @@ export class Connection<F> {
       if (slot.kind === 'progress') {
         if (this.readable.size > 0 || this.group.catchingUp > 0) return released;
         progressRevision ??= this.progressRevision();
-        out.push(slot.build(progressRevision));
+        const capped = this.slotHead < this.capUntil && this.cap < progressRevision;
+        out.push(slot.build(capped ? Revision(this.cap) : progressRevision));
       } else if (slot.kind === 'frames') {
         for (const f of slot.frames) out.push(f);
       } else {

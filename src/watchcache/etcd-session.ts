@@ -16,7 +16,7 @@
  */
 
 import { EtceteraError, isEtceteraError } from '../errors.js';
-import type { Revision } from '../store/types.js';
+import { Revision } from '../store/types.js';
 import type { Cacher } from './cacher.js';
 import { Connection, type ConnectionOptions } from './connection.js';
 import type { EtcdFrame, EtcdJsonFormat } from './encoders/etcd-json.js';
@@ -69,7 +69,8 @@ export class EtcdWatchSession {
       return;
     }
     let id = req.watchId;
-    if (id === 0) {
+    const auto = id === 0;
+    if (auto) {
       while (this.ids.has(this.nextAutoId)) this.nextAutoId++;
       id = this.nextAutoId++;
     } else if (this.ids.has(id)) {
@@ -82,6 +83,8 @@ export class EtcdWatchSession {
       w = this.cacher.addWatcher(req, this.format, { watchId: id });
     } catch (e) {
       if (isEtceteraError(e, 'ERR_WATCH_RANGE_EMPTY')) {
+        // etcd checks the range before it chooses an id: a refused create uses none up.
+        if (auto) this.nextAutoId = id;
         this.refuse(e);
         return;
       }
@@ -96,8 +99,11 @@ export class EtcdWatchSession {
     const w = this.ids.get(watchId);
     if (w === undefined) return;
     this.ids.delete(watchId);
+    // What the client will have had of it: the cancel drops events not yet written.
+    const first = w.firstQueuedRevision();
+    const through = first === undefined ? this.cacher.coveredRevision(w) : Revision(first - 1);
     this.cacher.cancel(w);
-    this.connection.detachInOrder(w);
+    this.connection.detachInOrder(w, through);
   }
 
   /**

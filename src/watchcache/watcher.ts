@@ -245,6 +245,15 @@ export class Watcher<F> implements Indexed, WatcherInfo {
     this.onReadable?.();
   }
 
+  /** The revision of the first queued event frame, if any (everything before it was taken). */
+  firstQueuedRevision(): Revision | undefined {
+    for (let i = this.head; i < this.queue.length; i++) {
+      const r = this.queue[i]!.revision;
+      if (r !== 0) return Revision(r);
+    }
+    return undefined;
+  }
+
   /**
    * Drops the queued frames from the first event frame on (the watcher is being cancelled);
    * control frames before it (a "created" response) stay. Returns the dropped frame's revision:

@@ -21,7 +21,7 @@ const key = (i: number) => `/k/${String(i).padStart(5, '0')}`;
 
 t.test('10,000 watchers on distinct keys: O(1) match work per event', async (t) => {
   const store = new MemoryStore();
-  const cacher = new Cacher(store);
+  const cacher = new Cacher(store, { clock: new FakeClock() });
   t.teardown(() => cacher.close());
   const ws = Array.from({ length: 10_000 }, (_, i) =>
     cacher.addWatcher({ key: key(i) }, objectEncoder),
@@ -48,8 +48,9 @@ t.test('10,000 watchers on distinct keys: O(1) match work per event', async (t) 
 });
 
 t.test('a setImmediate runs during a large fan-out (work per turn is capped)', async (t) => {
+  // The clock stands still here, so the delivery cap alone ends each turn.
   const store = new MemoryStore();
-  const cacher = new Cacher(store, { maxDeliveriesPerTurn: 500 });
+  const cacher = new Cacher(store, { maxDeliveriesPerTurn: 500, clock: new FakeClock() });
   t.teardown(() => cacher.close());
   const ws = Array.from({ length: 10_000 }, () =>
     cacher.addWatcher({ key: '/p/', prefix: true }, objectEncoder),
@@ -67,7 +68,7 @@ t.test(
   'each event is encoded once per format; framing is spliced around shared bytes',
   async (t) => {
     const store = new MemoryStore();
-    const cacher = new Cacher(store);
+    const cacher = new Cacher(store, { clock: new FakeClock() });
     t.teardown(() => cacher.close());
     const format = new EtcdJsonFormat({
       header: () => ({
