@@ -9,8 +9,11 @@
  *   watches per socket, created, cancelled and asked for progress at any time.
  *
  * Both run an {@link EtcdWatchSession} over the watch cache: responses are encoded once per
- * batch for every stream (one shared {@link EtcdJsonFormat}), and each stream's writes are
- * coalesced to one per event-loop turn (cork/uncork around them).
+ * batch for every stream (one shared {@link EtcdJsonFormat}), each stream's writes are
+ * coalesced to one socket write per flush (cork/uncork around them), and the answers to a
+ * stream's requests leave in request order. Over HTTP each response is exactly one chunk
+ * (its JSON and a newline), as etcd's gateway writes it; at most `maxWatchesPerStream`
+ * watches per stream (one more create is refused in-stream with ERR_WATCH_LIMIT's text).
  *
  * Request fields follow the gateway's JSON mapping (src/api/etcd/wire.ts): bytes as base64,
  * int64 as numbers or strings, enums by name or number, proto or JSON field names, null as

@@ -146,7 +146,7 @@ t.test(
       startWatchers(port, WATCHERS / PROCESSES),
     );
     for (const p of procs) children.push(p.child);
-    await until('every watch to be created', 60_000, async () =>
+    await until('every watch to be created', 120_000, async () =>
       (await all(procs)).every((w) => w.created),
     );
 
@@ -187,7 +187,7 @@ t.test(
     let hash = 0;
     for (const rev of acked) hash = (Math.imul(hash, 31) + rev) >>> 0;
     let states: WatcherState[] = [];
-    await until('every watcher to get every event', 90_000, async () => {
+    await until('every watcher to get every event', 120_000, async () => {
       states = await all(procs);
       return states.every((w) => w.count >= acked.length || w.error !== '');
     }).catch((e: Error) => t.fail(e.message));
