@@ -24,7 +24,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ProcCluster } from '../server/procs/cluster.js';
+import { freePorts, waitFor } from '../server/helpers.js';
 import { compileCli } from '../server/procs/compile.js';
 
 const WATCHERS = 2_000;
@@ -133,15 +133,37 @@ t.test(
   async (t) => {
     const root = await mkdtemp(join(tmpdir(), 'etcetera-fanout-'));
     const cli = await compileCli();
-    const cluster = await ProcCluster.start(cli, root, ['m1'], ['--log-level', 'error']);
-    const children: ChildProcess[] = [];
+    const [clientPort, peerPort] = await freePorts(2);
+    const url = `http://127.0.0.1:${clientPort}`;
+    const member = spawn(
+      process.execPath,
+      [
+        cli,
+        'serve',
+        '--data-dir',
+        join(root, 'm1'),
+        '--listen-client-urls',
+        url,
+        '--listen-peer-urls',
+        `http://127.0.0.1:${peerPort}`,
+        '--log-level',
+        'error',
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    const children: ChildProcess[] = [member];
     t.teardown(async () => {
       for (const c of children) c.kill('SIGKILL');
-      await cluster.close();
       await rm(root, { recursive: true, force: true });
     });
-    const url = cluster.get('m1').client;
-    const port = new URL(url).port;
+    // A busy machine can take a while to start a process; the member's start is not under test.
+    await waitFor(
+      'the member to answer',
+      async () => (await fetch(`${url}/health`).catch(() => undefined))?.status === 200,
+      90_000,
+      100,
+    );
+    const port = String(clientPort);
     const procs = Array.from({ length: PROCESSES }, () =>
       startWatchers(port, WATCHERS / PROCESSES),
     );

@@ -13,6 +13,7 @@ import t, { type Test } from 'tap';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createEtcdWatchHandlers } from '../../src/api/etcd-watch.js';
 import { Cacher } from '../../src/watchcache/cacher.js';
+import { startSingle } from '../server/helpers.js';
 import { MemoryStore } from '../watchcache/memory-store.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -264,3 +265,14 @@ t.test(
     c.ws.close();
   },
 );
+
+t.test("--max-watches-per-stream reaches a member's watch streams", async (t) => {
+  const member = await startSingle(t.testdir(), { maxWatchesPerStream: 2 });
+  t.teardown(() => member.stop());
+  const port = Number(new URL(String(member.clientUrls[0])).port);
+  const body = [0, 1, 2].map((i) => JSON.stringify({ create_request: { key: b64(`m${i}`) } }));
+  const c = rawPost(port, body.join(''));
+  const got = (await c.take(3)).map(kind);
+  t.same(got, ['created 0', 'created 1', 'refused -1'], 'the third create is refused');
+  c.socket.destroy();
+});
