@@ -41,8 +41,11 @@ type Slot<F> =
   | { readonly kind: 'created'; readonly frame: F; readonly watcher: Watcher<F> }
   /** A finished answer (a refusal, a cancel's frames). */
   | { readonly kind: 'frames'; readonly frames: readonly F[] }
-  /** A progress response, built from the revision when the slot can be written. */
-  | { readonly kind: 'progress'; readonly build: (revision: Revision) => F };
+  /**
+   * `count` progress requests in a row (a flood is coalesced into one slot): one response
+   * each, built once from the revision when the slot can be written.
+   */
+  | { readonly kind: 'progress'; readonly build: (revision: Revision) => F; count: number };
 
 export class Connection<F> {
   private readonly readable = new Set<Watcher<F>>();
@@ -133,7 +136,12 @@ export class Connection<F> {
    */
   enqueueProgress(build: (revision: Revision) => F): void {
     if (this.closed) return;
-    this.pushSlot({ kind: 'progress', build });
+    const last = this.slotHead < this.slots.length ? this.slots[this.slots.length - 1]! : null;
+    if (last?.kind === 'progress') {
+      last.count++;
+      return;
+    }
+    this.pushSlot({ kind: 'progress', build, count: 1 });
   }
 
   /** The peer went away: every watcher on it is cancelled, nothing more is written. */
@@ -222,7 +230,8 @@ export class Connection<F> {
         if (this.readable.size > 0 || this.group.catchingUp > 0) return released;
         progressRevision ??= this.progressRevision();
         const capped = this.slotHead < this.capUntil && this.cap < progressRevision;
-        out.push(slot.build(capped ? Revision(this.cap) : progressRevision));
+        const frame = slot.build(capped ? Revision(this.cap) : progressRevision);
+        for (let i = 0; i < slot.count; i++) out.push(frame);
       } else if (slot.kind === 'frames') {
         for (const f of slot.frames) out.push(f);
       } else {

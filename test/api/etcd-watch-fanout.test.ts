@@ -41,9 +41,25 @@ const [port, n] = [Number(process.argv[1]), Number(process.argv[2])];
 const body = JSON.stringify({ create_request: { key: Buffer.from('load/').toString('base64'),
   range_end: Buffer.from('load0').toString('base64') } });
 const ws = [];
-for (let i = 0; i < n; i++) {
+// At most 100 connections being set up at once: 1,000 connects at the same instant overflow
+// the listen backlog, and dropped SYNs come back only after the kernel's retry delays.
+let opening = 0;
+let next = 0;
+const more = () => {
+  while (opening < 100 && next < n) {
+    opening++;
+    open(next++);
+  }
+};
+const opened = (w) => {
+  if (w.settled) return;
+  w.settled = true;
+  opening--;
+  more();
+};
+function open(i) {
   const w = { created: false, count: 0, last: 0, ordered: true, hash: 0, error: '' };
-  ws.push(w);
+  ws[i] = w;
   const req = http.request({ host: '127.0.0.1', port, path: '/v3/watch', method: 'POST',
     agent: false });
   req.on('response', (res) => {
@@ -55,7 +71,7 @@ for (let i = 0; i < n; i++) {
       while ((nl = buf.indexOf('\\n')) >= 0) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
-        if (line.includes('"created":true')) { w.created = true; continue; }
+        if (line.includes('"created":true')) { w.created = true; opened(w); continue; }
         // Each put is one event: its mod_revision is the revision.
         let at = 0;
         for (;;) {
@@ -70,13 +86,21 @@ for (let i = 0; i < n; i++) {
         }
       }
     });
-    res.on('end', () => { w.error ||= 'stream ended'; });
+    res.on('end', () => { w.error ||= 'stream ended'; opened(w); });
   });
-  req.on('error', (e) => { w.error ||= e.message; });
+  req.on('error', (e) => { w.error ||= e.message; opened(w); });
   req.end(body);
 }
+more();
 readline.createInterface({ input: process.stdin }).on('line', () => {
-  process.stdout.write(JSON.stringify(ws) + '\\n');
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const w = ws[i];
+    out.push(w ? { created: w.created, count: w.count, last: w.last, ordered: w.ordered,
+      hash: w.hash, error: w.error } : { created: false, count: 0, last: 0, ordered: true,
+      hash: 0, error: '' });
+  }
+  process.stdout.write(JSON.stringify(out) + '\\n');
 });
 `;
 
