@@ -223,6 +223,11 @@ export const ERRORS = {
     grpc: GrpcCode.PermissionDenied,
     message: "etcetera: this Host is not one of the member's names (see --host-whitelist)",
   },
+  // --- etcd watch stream (src/watchcache/etcd-session.ts) ---
+  ERR_WATCH_LIMIT: {
+    grpc: GrpcCode.ResourceExhausted,
+    message: 'etcetera: too many watches on this stream',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

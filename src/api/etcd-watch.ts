@@ -9,8 +9,11 @@
  *   watches per socket, created, cancelled and asked for progress at any time.
  *
  * Both run an {@link EtcdWatchSession} over the watch cache: responses are encoded once per
- * batch for every stream (one shared {@link EtcdJsonFormat}), and each stream's writes are
- * coalesced to one per event-loop turn (cork/uncork around them).
+ * batch for every stream (one shared {@link EtcdJsonFormat}), each stream's writes are
+ * coalesced to one socket write per flush (cork/uncork around them), and the answers to a
+ * stream's requests leave in request order. Over HTTP each response is exactly one chunk
+ * (its JSON and a newline), as etcd's gateway writes it; at most `maxWatchesPerStream`
+ * watches per stream (one more create is refused in-stream with ERR_WATCH_LIMIT's text).
  *
  * Request fields follow the gateway's JSON mapping (src/api/etcd/wire.ts): bytes as base64,
  * int64 as numbers or strings, enums by name or number, proto or JSON field names, null as
@@ -47,6 +50,8 @@ export interface EtcdWatchOptions {
   fragmentMaxBytes?: number;
   /** A stream stops taking frames while its socket holds this much. Default 256 KiB. */
   highWaterBytes?: number;
+  /** Most watches on one stream; one more create is refused (ERR_WATCH_LIMIT). Default 10,000. */
+  maxWatchesPerStream?: number;
 }
 
 export interface EtcdWatchHandlers {
@@ -65,13 +70,14 @@ export type EtcdWatchRequest =
   | { type: 'progress' }
   | { type: 'none' };
 
-const NEWLINE = Buffer.from('\n');
-
 export function createEtcdWatchHandlers(options: EtcdWatchOptions): EtcdWatchHandlers {
   const maxRequestBytes = options.maxRequestBytes ?? 1.5 * 1024 * 1024;
   const fragmentMaxBytes = options.fragmentMaxBytes ?? maxRequestBytes + 512 * 1024;
   const format = new EtcdJsonFormat({ header: options.header, fragmentMaxBytes });
-  const sessionOptions = { highWaterBytes: options.highWaterBytes };
+  const sessionOptions = {
+    highWaterBytes: options.highWaterBytes,
+    maxWatches: options.maxWatchesPerStream,
+  };
   return {
     format,
     http(req, res) {
@@ -145,7 +151,11 @@ function apply(session: EtcdWatchSession, r: EtcdWatchRequest): void {
   }
 }
 
-/** Frames to an HTTP response: each JSON object and a newline, corked into one write. */
+/**
+ * Frames to an HTTP response: each response exactly one HTTP chunk (its JSON and a newline),
+ * as etcd's gateway writes them; a client that decodes chunk by chunk (Python's etcd3gw) needs
+ * that. All of a flush's chunks are corked into one socket write.
+ */
 function httpSink(res: ServerResponse): FrameSink<EtcdFrame> {
   return {
     write(frames) {
@@ -158,15 +168,21 @@ function httpSink(res: ServerResponse): FrameSink<EtcdFrame> {
         });
       }
       res.cork();
-      for (const f of frames) {
-        for (const c of f.chunks) res.write(c);
-        res.write(NEWLINE);
-      }
+      for (const f of frames) res.write(responseLine(f));
       res.uncork();
     },
     bufferedBytes: () => res.writableLength,
     onceDrain: (listener) => res.once('drain', listener),
   };
+}
+
+/** One response as one buffer: its chunks and the newline. */
+export function responseLine(f: EtcdFrame): Buffer {
+  const out = Buffer.allocUnsafe(f.bytes + 1);
+  let at = 0;
+  for (const c of f.chunks) at += c.copy(out, at);
+  out[at] = 0x0a;
+  return out;
 }
 
 /**

@@ -101,6 +101,8 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   // member's names. etcd answers the second with 421; one status for both keeps the rule.
   ERR_ORIGIN_NOT_ALLOWED: 403,
   ERR_HOST_NOT_ALLOWED: 403,
+  // etcd watch stream: answered in-stream (a refused create); 429 if it ever ends a request.
+  ERR_WATCH_LIMIT: 429,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

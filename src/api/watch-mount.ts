@@ -28,8 +28,8 @@ export interface WatchMountOptions {
   cacher?: Cacher;
   /** --max-request-bytes for watch requests. */
   maxRequestBytes: number;
-  /** Stream tuning passed to the handlers (fragment size, per-stream high water mark). */
-  watch?: Pick<EtcdWatchOptions, 'fragmentMaxBytes' | 'highWaterBytes'>;
+  /** Stream tuning passed to the handlers (fragment size, high water mark, watch bound). */
+  watch?: Pick<EtcdWatchOptions, 'fragmentMaxBytes' | 'highWaterBytes' | 'maxWatchesPerStream'>;
 }
 
 export class WatchMount {

@@ -15,7 +15,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AccessOptions } from '../api/access.js';
-import { createEtcdApi } from '../api/index.js';
+import { type ApiOptions, createEtcdApi } from '../api/index.js';
 import { sendError } from '../api/respond.js';
 import { EtceteraError } from '../errors.js';
 import type { Logger } from './logger.js';
@@ -36,8 +36,17 @@ export interface ClientFace {
  * The etcd face (src/api) over `member`: its routes and /v3/watch over the member's watch
  * cache, websocket watches through `handleUpgrade`, and `close` ending open watch streams.
  */
-export function apiFace(member: MemberApi, logger: Logger, access?: AccessOptions): ClientFace {
-  const api = createEtcdApi(member, { logger, cacher: member.watchCache, access });
+export function apiFace(
+  member: MemberApi,
+  logger: Logger,
+  options: { access?: AccessOptions; watch?: ApiOptions['watch'] } = {},
+): ClientFace {
+  const api = createEtcdApi(member, {
+    logger,
+    cacher: member.watchCache,
+    access: options.access,
+    watch: options.watch,
+  });
   return {
     handler: api.app,
     upgrade: (req, socket, head) => {

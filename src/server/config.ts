@@ -8,6 +8,7 @@
  */
 import { EtceteraError } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
+import { DEFAULT_MAX_WATCHES_PER_STREAM } from '../watchcache/etcd-session.js';
 
 export const ClusterState = { NEW: 'new', EXISTING: 'existing' } as const;
 export type ClusterState = (typeof ClusterState)[keyof typeof ClusterState];
@@ -41,6 +42,8 @@ export interface MemberConfig {
   heartbeatMs: number;
   electionMs: number;
   maxRequestBytes: number;
+  /** Most watches one watch stream (an HTTP /v3/watch or a websocket) may hold at once. */
+  maxWatchesPerStream: number;
   autoCompactionMode: CompactionMode;
   /** As given: a duration ("1h", "30m") or a number (hours for periodic, revisions for revision). */
   autoCompactionRetention: string;
@@ -69,6 +72,7 @@ export const DEFAULTS = {
   heartbeatMs: 100,
   electionMs: 1000,
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+  maxWatchesPerStream: DEFAULT_MAX_WATCHES_PER_STREAM,
   autoCompactionMode: CompactionMode.PERIODIC,
   autoCompactionRetention: '0',
   snapshotCount: 100_000,
@@ -90,6 +94,7 @@ export interface MemberConfigInput {
   heartbeatMs?: number;
   electionMs?: number;
   maxRequestBytes?: number;
+  maxWatchesPerStream?: number;
   autoCompactionMode?: string;
   autoCompactionRetention?: string;
   snapshotCount?: number;
@@ -250,6 +255,11 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       'max-request-bytes',
       input.maxRequestBytes,
       DEFAULTS.maxRequestBytes,
+    ),
+    maxWatchesPerStream: positiveInt(
+      'max-watches-per-stream',
+      input.maxWatchesPerStream,
+      DEFAULTS.maxWatchesPerStream,
     ),
     autoCompactionMode: mode,
     autoCompactionRetention: retention,

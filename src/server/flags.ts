@@ -21,6 +21,7 @@ const FLAGS = {
   'heartbeat-interval': ['heartbeatMs', true],
   'election-timeout': ['electionMs', true],
   'max-request-bytes': ['maxRequestBytes', true],
+  'max-watches-per-stream': ['maxWatchesPerStream', true],
   'auto-compaction-mode': ['autoCompactionMode', false],
   'auto-compaction-retention': ['autoCompactionRetention', false],
   'snapshot-count': ['snapshotCount', true],
@@ -85,6 +86,7 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --heartbeat-interval           ms (default ${DEFAULTS.heartbeatMs})
   --election-timeout             ms (default ${DEFAULTS.electionMs})
   --max-request-bytes            bytes (default ${DEFAULTS.maxRequestBytes})
+  --max-watches-per-stream       watches one watch stream may hold (default ${DEFAULTS.maxWatchesPerStream})
   --auto-compaction-mode         periodic | revision (default ${DEFAULTS.autoCompactionMode})
   --auto-compaction-retention    periodic: "1h", "30m" or hours; revision: a count (default 0 = off)
   --snapshot-count               applied entries between snapshots (default ${DEFAULTS.snapshotCount})

@@ -133,7 +133,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     const { cors, hostWhitelist, listenClientUrls, advertiseClientUrls } = this.config;
     const clientHosts = [...listenClientUrls, ...advertiseClientUrls].map((u) => u.hostname);
     const face = this.gate.guard(
-      apiFace(this, this.logger, { corsOrigins: cors, hostWhitelist, clientHosts }),
+      apiFace(this, this.logger, {
+        access: { corsOrigins: cors, hostWhitelist, clientHosts },
+        watch: { maxWatchesPerStream: this.config.maxWatchesPerStream },
+      }),
     );
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
     this.w.presence.start();

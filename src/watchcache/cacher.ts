@@ -2,10 +2,15 @@
  * The watcher registry and the dispatcher: the heart of the fan-out.
  *
  * Data flow. The store calls `onBatch` synchronously for every revision; the cacher appends the
- * batch to the window and returns at once (the writer is never delayed). Dispatch runs in later
- * event-loop turns, in window order, each turn doing at most `maxDeliveriesPerTurn` (watcher,
- * batch) deliveries and `maxCatchUpEntriesPerTurn` replay steps, so reads, writes and timers
- * keep being served during a large fan-out.
+ * batch to the window and returns at once (the writer is never delayed). Fan-out runs in later
+ * event-loop turns: dispatch in window order (at most `maxDeliveriesPerTurn` (watcher, batch)
+ * deliveries), catch-up (at most `maxCatchUpEntriesPerTurn` replay steps), then the flushes
+ * the connections asked for ({@link requestFlush}, in FIFO order), all inside one time slice
+ * per turn (`fanoutSliceMs`; dispatch takes at most half of it while flushes wait). What is
+ * left goes on in the next turn, after the event loop has polled I/O: a put, a read or a
+ * timer waits at most about one slice for the fan-out, however many watchers and connections
+ * there are. Under load the connections are flushed less often and each write carries more
+ * frames, which is what lets the fan-out catch up instead of starving everyone else.
  *
  * Dispatching one entry, in three stages (as Kubernetes' cacher does):
  * 1. Match: ask the index which synced watchers can contain each event's key (never a scan of
@@ -47,6 +52,8 @@ import { WatcherIndex } from './watcher-index.js';
 
 type AnyWatcher = Watcher<unknown>;
 
+const NOOP = (): void => {};
+
 /** One entry being dispatched: the matched watchers and, per watcher, which events. */
 interface Dispatch {
   readonly entry: WindowEntry;
@@ -79,6 +86,9 @@ export class Cacher implements CatchUpHost {
   private current: Dispatch | null = null;
   private _dispatchedRevision: Revision;
   private turnScheduled = false;
+  /** Connection flushes waiting for a fan-out turn, FIFO. */
+  private flushes: (() => void)[] = [];
+  private flushHead = 0;
   private nextId = 1;
   private closed = false;
   private readonly unsubscribe: () => void;
@@ -207,6 +217,16 @@ export class Cacher implements CatchUpHost {
     return t;
   }
 
+  /**
+   * Runs `flush` (a connection's write) in a coming fan-out turn, inside its time slice, after
+   * the flushes asked for before it.
+   */
+  requestFlush(flush: () => void): void {
+    if (this.closed) return;
+    this.flushes.push(flush);
+    this.scheduleTurn();
+  }
+
   /** Stops everything: every watcher ends with CLOSED; waitUntilFresh callers get ERR_CLOSED. */
   close(): void {
     if (this.closed) return;
@@ -295,30 +315,69 @@ export class Cacher implements CatchUpHost {
   private runTurn(): void {
     this.turnScheduled = false;
     if (this.closed) return;
-    this.dispatchSomeUnsafe(this.options.maxDeliveriesPerTurn);
-    this.catchUp.runUnsafe(this.options.maxCatchUpEntriesPerTurn);
+    const o = this.options;
+    const start = o.clock.now();
+    const end = start + o.fanoutSliceMs;
+    const flushing = this.flushHead < this.flushes.length;
+    this.dispatchSomeUnsafe(o.maxDeliveriesPerTurn, flushing ? start + o.fanoutSliceMs / 2 : end);
+    if (o.clock.now() < end) this.catchUp.runUnsafe(o.maxCatchUpEntriesPerTurn);
     this.cache.evictUnsafe(this.dispatchIndex);
+    this.runFlushes(end);
     const more = this.current !== null || this.dispatchIndex < this.cache.ring.endIndex;
-    if (more || this.catchUp.hasWork) this.scheduleTurn();
+    if (more || this.catchUp.hasWork || this.flushHead < this.flushes.length) this.scheduleTurn();
   }
 
-  /** Dispatches window entries in order, at most `budget` deliveries. */
-  private dispatchSomeUnsafe(budget: number): void {
+  /**
+   * The flushes asked for before this call, in order, until the slice ends (at least one, so
+   * writes always move). Flushes asked for meanwhile wait for the next turn.
+   */
+  private runFlushes(end: number): void {
+    const last = this.flushes.length;
+    let ran = 0;
+    while (this.flushHead < last && !this.closed) {
+      if (ran > 0 && this.options.clock.now() >= end) break;
+      const flush = this.flushes[this.flushHead]!;
+      this.flushes[this.flushHead] = NOOP;
+      this.flushHead++;
+      ran++;
+      flush();
+    }
+    if (this.flushHead === this.flushes.length) {
+      this.flushes = [];
+      this.flushHead = 0;
+    } else if (this.flushHead > 1024 && this.flushHead * 2 > this.flushes.length) {
+      this.flushes = this.flushes.slice(this.flushHead);
+      this.flushHead = 0;
+    }
+  }
+
+  /**
+   * Dispatches window entries in order, at most `budget` deliveries, until the clock reaches
+   * `end` (read every 64 deliveries).
+   */
+  private dispatchSomeUnsafe(budget: number, end: number): void {
     const ring = this.cache.ring;
+    const clock = this.options.clock;
     let used = 0;
+    let checkAt = 64;
     while (used < budget) {
+      if (used >= checkAt) {
+        if (clock.now() >= end) return;
+        checkAt = used + 64;
+      }
       if (this.current === null) {
         if (this.dispatchIndex >= ring.endIndex) return;
         this.current = this.matchUnsafe(ring.at(this.dispatchIndex));
       }
       const d = this.current;
       const { entry, targets, candidates } = d;
-      while (d.pos < targets.length && used < budget) {
+      const stop = Math.min(budget, checkAt);
+      while (d.pos < targets.length && used < stop) {
         this.deliverUnsafe(targets[d.pos]!, entry, candidates === null ? null : candidates[d.pos]!);
         d.pos++;
         used++;
       }
-      if (d.pos < targets.length) return;
+      if (d.pos < targets.length) continue; // the clock or the budget decides, above
       this.current = null;
       this.dispatchIndex++;
       // The shared encodings have done their job; queued frames keep the bytes they use. A

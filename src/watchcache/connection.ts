@@ -1,36 +1,72 @@
 /**
  * One client connection carrying many watchers: moves their frames to the sink with one write
- * per event-loop turn.
+ * per flush, and answers the stream's requests in the order they came.
  *
- * Each watcher that has frames marks itself readable; the first mark schedules a flush. The
- * flush takes frames from readable watchers in turn until the sink holds `highWaterBytes`,
- * then writes them all at once (the sink corks around them). A peer that stops reading fills
- * the sink; the connection then stops taking frames, they stay in the watchers' own bounded
- * queues, and the cacher's slow-watcher policy deals with them. So memory per connection is
- * bounded by the high-water mark plus the watchers' bounds.
+ * Each watcher that has frames marks itself readable; the first mark asks for a flush. Flushes
+ * of every connection run in the cacher's fan-out turns, inside their time slice (cacher.ts),
+ * so ten thousand connections never hold the event loop for one long turn. The flush takes
+ * frames from readable watchers in turn until the sink holds `highWaterBytes`, then writes them
+ * all at once (the sink corks around them). A peer that stops reading fills the sink; the
+ * connection then stops taking frames, they stay in the watchers' own bounded queues, and the
+ * cacher's slow-watcher policy deals with them. So memory per connection is bounded by the
+ * high-water mark plus the watchers' bounds.
  *
- * Connection-level frames (etcd's progress response to a progress_request) are built only once
- * every frame queued before them has been written, so whatever revision they report, all events
- * up to it are already on the wire.
+ * Request order. The answers to a stream's requests (a create's "created", a refused create, a
+ * cancel's "canceled", a progress response) leave in request order, whatever each waits for:
+ * they go through one queue of slots, written from its head. A watcher whose "created" slot is
+ * not written yet is held (none of its frames leave before it). A progress slot waits until
+ * every frame of the watchers released before it has been written and none of them is still
+ * catching up; the revision it then reports is the cacher's dispatched revision (every event at
+ * or below it for those watchers is on the wire), the same O(1) value for a whole run of
+ * progress slots, however many watchers the stream has.
  */
 
+import { Revision } from '../store/types.js';
 import type { Cacher } from './cacher.js';
 import type { FrameSink, TurnScheduler } from './types.js';
-import type { Watcher } from './watcher.js';
+import type { CatchUpGroup, Watcher } from './watcher.js';
 
 export interface ConnectionOptions {
   /** Stop taking frames once the sink buffers this many bytes. Default 256 KiB. */
   highWaterBytes?: number;
-  /** Runs the flush in a later turn. Default: the cacher's scheduler. */
+  /** Runs the flush in a later turn. Default: the cacher's fan-out turns (time-sliced). */
   scheduler?: TurnScheduler;
   /** Called when a finished watcher's last frame was written (the id can be reused). */
   onWatcherDone?: (w: Watcher<unknown>) => void;
 }
 
+/** One answer in request order. */
+type Slot<F> =
+  /** A create's answer: the frame, then the watcher's own frames may follow. */
+  | { readonly kind: 'created'; readonly frame: F; readonly watcher: Watcher<F> }
+  /** A finished answer (a refusal, a cancel's frames). */
+  | { readonly kind: 'frames'; readonly frames: readonly F[] }
+  /**
+   * `count` progress requests in a row (a flood is coalesced into one slot): one response
+   * each, built once from the revision when the slot can be written.
+   */
+  | { readonly kind: 'progress'; readonly build: (revision: Revision) => F; count: number };
+
 export class Connection<F> {
   private readonly readable = new Set<Watcher<F>>();
   private readonly attached = new Set<Watcher<F>>();
-  private control: (() => F | null)[] = [];
+  /** Watchers attached with a "created" slot not written yet. */
+  private readonly held = new Set<Watcher<F>>();
+  private slots: Slot<F>[] = [];
+  private slotHead = 0;
+  /**
+   * Progress slots before index `capUntil` report at most `cap`: a watch cancelled after them
+   * (in request order) left with only its events through `cap` written.
+   */
+  private cap = Number.POSITIVE_INFINITY;
+  private capUntil = 0;
+  /** Released watchers that are catching up (a progress slot waits for them). */
+  private readonly group: CatchUpGroup = {
+    catchingUp: 0,
+    onAllSynced: () => {
+      if (this.slotHead < this.slots.length) this.scheduleFlush();
+    },
+  };
   private flushScheduled = false;
   private waitingDrain = false;
   private closed = false;
@@ -45,28 +81,67 @@ export class Connection<F> {
     private readonly options: ConnectionOptions = {},
   ) {
     this.highWaterBytes = options.highWaterBytes ?? 256 * 1024;
-    this.schedule = options.scheduler ?? cacher.options.scheduler;
+    this.schedule = options.scheduler ?? ((fn) => cacher.requestFlush(fn));
   }
 
   get watcherCount(): number {
     return this.attached.size;
   }
 
-  attach(w: Watcher<F>): void {
+  /**
+   * Moves `w`'s frames to this connection. With `created`, that frame is the answer to the
+   * create request: it takes its place in request order, and `w`'s frames follow it.
+   */
+  attach(w: Watcher<F>, created?: F): void {
     if (this.closed) {
       this.cacher.cancel(w);
       return;
     }
     this.attached.add(w);
     w.onReadable = () => this.markReadable(w);
-    if (w.queuedFrames > 0) this.markReadable(w);
+    if (created === undefined) {
+      this.release(w);
+      return;
+    }
+    this.held.add(w);
+    this.pushSlot({ kind: 'created', frame: created, watcher: w });
   }
 
-  /** Queues a connection-level frame, built when everything queued before it is written. */
-  enqueueControl(build: () => F | null): void {
+  /**
+   * The answer to a cancel request: `w` leaves the connection now (it must already be
+   * cancelled), and what is left in its queue (its final frame) is written in request order.
+   * `through`: the revision through which its events were written (progress answers still
+   * waiting before this one report no more than that).
+   */
+  detachInOrder(w: Watcher<F>, through: Revision): void {
+    if (this.closed || !this.attached.has(w)) return;
+    if (this.slotHead < this.slots.length) {
+      this.cap = Math.min(this.cap, through);
+      this.capUntil = this.slots.length;
+    }
+    this.forget(w);
+    const frames = w.take(Number.POSITIVE_INFINITY).frames;
+    this.pushSlot({ kind: 'frames', frames });
+  }
+
+  /** A frame that answers a request and no watcher owns (a refused create), in request order. */
+  enqueueAnswer(frame: F): void {
     if (this.closed) return;
-    this.control.push(build);
-    this.scheduleFlush();
+    this.pushSlot({ kind: 'frames', frames: [frame] });
+  }
+
+  /**
+   * A progress response in request order, built once every frame queued for the watchers
+   * before it is written; `build` gets a revision through which all their events are out.
+   */
+  enqueueProgress(build: (revision: Revision) => F): void {
+    if (this.closed) return;
+    const last = this.slotHead < this.slots.length ? this.slots[this.slots.length - 1]! : null;
+    if (last?.kind === 'progress') {
+      last.count++;
+      return;
+    }
+    this.pushSlot({ kind: 'progress', build, count: 1 });
   }
 
   /** The peer went away: every watcher on it is cancelled, nothing more is written. */
@@ -75,21 +150,35 @@ export class Connection<F> {
     this.closed = true;
     for (const w of this.attached) {
       w.onReadable = null;
+      w.leaveGroup();
       this.cacher.cancel(w);
     }
     this.attached.clear();
     this.readable.clear();
-    this.control = [];
+    this.held.clear();
+    this.slots = [];
+    this.slotHead = 0;
+  }
+
+  private pushSlot(slot: Slot<F>): void {
+    this.slots.push(slot);
+    this.scheduleFlush();
+  }
+
+  private release(w: Watcher<F>): void {
+    this.held.delete(w);
+    w.joinGroup(this.group);
+    if (w.queuedFrames > 0) this.markReadable(w);
   }
 
   private markReadable(w: Watcher<F>): void {
-    if (this.closed) return;
+    if (this.closed || this.held.has(w)) return;
     this.readable.add(w);
     this.scheduleFlush();
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled || this.waitingDrain) return;
+    if (this.flushScheduled || this.waitingDrain || this.closed) return;
     this.flushScheduled = true;
     this.schedule(() => this.flush());
   }
@@ -99,6 +188,24 @@ export class Connection<F> {
     if (this.closed) return;
     const out: F[] = [];
     let room = this.highWaterBytes - this.sink.bufferedBytes();
+    room = this.takeEvents(out, room);
+    // Answers from the head; a created slot releases its watcher, whose frames go next.
+    while (this.writeSlots(out)) room = this.takeEvents(out, room);
+    if (this.slotHead > 0 && this.slotHead === this.slots.length) {
+      this.slots = [];
+      this.slotHead = 0;
+      this.cap = Number.POSITIVE_INFINITY;
+      this.capUntil = 0;
+    }
+    if (out.length > 0) {
+      this.writes++;
+      this.sink.write(out);
+    }
+    if (this.readable.size > 0 || this.slotReady()) this.continueLater();
+  }
+
+  /** Frames of readable (released) watchers, until `room` bytes are taken. Returns the room left. */
+  private takeEvents(out: F[], room: number): number {
     for (const w of this.readable) {
       if (room <= 0) break;
       room -= this.cacher.take(w, room, out).bytes;
@@ -107,19 +214,56 @@ export class Connection<F> {
         if (w.done) this.forget(w);
       }
     }
-    if (this.readable.size === 0 && this.control.length > 0) {
-      const builders = this.control;
-      this.control = [];
-      for (const build of builders) {
-        const f = build();
-        if (f !== null) out.push(f);
+    return room;
+  }
+
+  /**
+   * Writes slots from the head until one must wait. Returns whether a watcher was released
+   * (its frames can now be taken, and a progress slot behind may then become writable).
+   */
+  private writeSlots(out: F[]): boolean {
+    let released = false;
+    let progressRevision: Revision | undefined;
+    while (this.slotHead < this.slots.length) {
+      const slot = this.slots[this.slotHead]!;
+      if (slot.kind === 'progress') {
+        if (this.readable.size > 0 || this.group.catchingUp > 0) return released;
+        progressRevision ??= this.progressRevision();
+        const capped = this.slotHead < this.capUntil && this.cap < progressRevision;
+        const frame = slot.build(capped ? Revision(this.cap) : progressRevision);
+        for (let i = 0; i < slot.count; i++) out.push(frame);
+      } else if (slot.kind === 'frames') {
+        for (const f of slot.frames) out.push(f);
+      } else {
+        out.push(slot.frame);
+        if (this.attached.has(slot.watcher)) {
+          this.release(slot.watcher);
+          released = true;
+        }
       }
+      this.slots[this.slotHead] = undefined as unknown as Slot<F>;
+      this.slotHead++;
+      if (released) return true;
     }
-    if (out.length > 0) {
-      this.writes++;
-      this.sink.write(out);
-    }
-    if (this.readable.size > 0 || this.control.length > 0) this.continueLater();
+    return released;
+  }
+
+  /** Whether the head slot could be written now (else a release or a sync wakes the flush). */
+  private slotReady(): boolean {
+    if (this.slotHead >= this.slots.length) return false;
+    const slot = this.slots[this.slotHead]!;
+    return slot.kind !== 'progress' || (this.readable.size === 0 && this.group.catchingUp === 0);
+  }
+
+  /**
+   * Every frame of every released watcher is written and none is catching up: each synced one
+   * has every event through the dispatched revision on the wire. With no watchers at all, the
+   * cache's revision (as etcd reports its store's).
+   */
+  private progressRevision(): Revision {
+    return this.attached.size === this.held.size
+      ? this.cacher.revision
+      : this.cacher.dispatchedRevision;
   }
 
   /** More to write: wait for the sink to drain if it is full, else go on next turn. */
@@ -137,7 +281,10 @@ export class Connection<F> {
 
   private forget(w: Watcher<F>): void {
     this.attached.delete(w);
+    this.readable.delete(w);
+    this.held.delete(w);
     w.onReadable = null;
+    w.leaveGroup();
     this.options.onWatcherDone?.(w as Watcher<unknown>);
   }
 }

@@ -7,10 +7,16 @@
  * "mvcc: duplicate watch ID provided on the WatchStream"; an empty range refuses it with
  * "mvcc: watcher range is empty". A create is answered with `created` before any event; a
  * watch from a compacted revision gets `created` and then a cancel with compact_revision.
+ *
+ * The answers to the stream's requests leave in request order (connection.ts): create c/1,
+ * create c/2, cancel 0 is answered created 0, created 1, canceled 0, as etcd does. A progress
+ * request costs O(1) whatever the number of watches; etcd 3.4 answers each one, and so do we.
+ * A stream holds at most `maxWatches` watches (etcd has no bound): one more create is refused
+ * with watch_id -1 and ERR_WATCH_LIMIT's text, and the stream goes on.
  */
 
 import { EtceteraError, isEtceteraError } from '../errors.js';
-import type { Revision } from '../store/types.js';
+import { Revision } from '../store/types.js';
 import type { Cacher } from './cacher.js';
 import { Connection, type ConnectionOptions } from './connection.js';
 import type { EtcdFrame, EtcdJsonFormat } from './encoders/etcd-json.js';
@@ -22,19 +28,30 @@ export interface EtcdCreateRequest extends WatchOptions {
   watchId: number;
 }
 
+export interface EtcdSessionOptions extends Omit<ConnectionOptions, 'onWatcherDone'> {
+  /** Most watches open at once on the stream. Default {@link DEFAULT_MAX_WATCHES_PER_STREAM}. */
+  maxWatches?: number;
+}
+
+/** Watches one stream may hold at once, unless configured (--max-watches-per-stream). */
+export const DEFAULT_MAX_WATCHES_PER_STREAM = 10_000;
+
 export class EtcdWatchSession {
   private readonly ids = new Map<number, Watcher<EtcdFrame>>();
   private nextAutoId = 0;
   private readonly connection: Connection<EtcdFrame>;
+  private readonly maxWatches: number;
 
   constructor(
     private readonly cacher: Cacher,
     private readonly format: EtcdJsonFormat,
     sink: FrameSink<EtcdFrame>,
-    options: Omit<ConnectionOptions, 'onWatcherDone'> = {},
+    options: EtcdSessionOptions = {},
   ) {
+    const { maxWatches, ...connectionOptions } = options;
+    this.maxWatches = maxWatches ?? DEFAULT_MAX_WATCHES_PER_STREAM;
     this.connection = new Connection(cacher, sink, {
-      ...options,
+      ...connectionOptions,
       onWatcherDone: (w) => {
         if (this.ids.get(w.watchId) === w) this.ids.delete(w.watchId);
       },
@@ -47,8 +64,13 @@ export class EtcdWatchSession {
   }
 
   create(req: EtcdCreateRequest): void {
+    if (this.ids.size >= this.maxWatches) {
+      this.refuse(new EtceteraError('ERR_WATCH_LIMIT', { detail: `at most ${this.maxWatches}` }));
+      return;
+    }
     let id = req.watchId;
-    if (id === 0) {
+    const auto = id === 0;
+    if (auto) {
       while (this.ids.has(this.nextAutoId)) this.nextAutoId++;
       id = this.nextAutoId++;
     } else if (this.ids.has(id)) {
@@ -56,20 +78,20 @@ export class EtcdWatchSession {
       return;
     }
     let w: Watcher<EtcdFrame>;
+    const revision = this.cacher.revision;
     try {
-      w = this.cacher.addWatcher(req, this.format, {
-        watchId: id,
-        createdFrame: (revision) => this.format.createdFrame(id, revision),
-      });
+      w = this.cacher.addWatcher(req, this.format, { watchId: id });
     } catch (e) {
       if (isEtceteraError(e, 'ERR_WATCH_RANGE_EMPTY')) {
+        // etcd checks the range before it chooses an id: a refused create uses none up.
+        if (auto) this.nextAutoId = id;
         this.refuse(e);
         return;
       }
       throw e;
     }
     this.ids.set(id, w);
-    this.connection.attach(w);
+    this.connection.attach(w, this.format.createdFrame(id, revision));
   }
 
   /** cancel_request: etcd answers with canceled; an unknown id gets no answer. */
@@ -77,20 +99,20 @@ export class EtcdWatchSession {
     const w = this.ids.get(watchId);
     if (w === undefined) return;
     this.ids.delete(watchId);
+    // What the client will have had of it: the cancel drops events not yet written.
+    const first = w.firstQueuedRevision();
+    const through = first === undefined ? this.cacher.coveredRevision(w) : Revision(first - 1);
     this.cacher.cancel(w);
+    this.connection.detachInOrder(w, through);
   }
 
   /**
    * progress_request: one response with watch_id -1 at a revision R such that every event at or
-   * below R for every watch on this stream has been written before it.
+   * below R for every watch created before it on this stream has been written before it. O(1):
+   * the connection picks R when it writes the response (see connection.ts).
    */
   progress(): void {
-    this.connection.enqueueControl(() => {
-      let r = this.cacher.revision as number;
-      for (const w of this.ids.values())
-        if (!w.done) r = Math.min(r, this.cacher.coveredRevision(w));
-      return this.format.controlFrame(r, -1, '');
-    });
+    this.connection.enqueueProgress((r) => this.format.controlFrame(r, -1, ''));
   }
 
   /** The stream ended (peer gone): cancel every watch, write nothing more. */
@@ -99,13 +121,10 @@ export class EtcdWatchSession {
     this.ids.clear();
   }
 
-  /** A frame on the stream that no watch owns (a refusal, an error). */
-  sendControl(build: () => EtcdFrame | null): void {
-    this.connection.enqueueControl(build);
-  }
-
+  /** A refused create: created and canceled with watch_id -1 and the reason (etcd's text). */
   private refuse(e: EtceteraError): void {
     const revision = this.cacher.revision as Revision;
-    this.connection.enqueueControl(() => this.format.createdFrame(-1, revision, e.etcdMessage));
+    const reason = e.code === 'ERR_WATCH_LIMIT' ? e.message : e.etcdMessage;
+    this.connection.enqueueAnswer(this.format.createdFrame(-1, revision, reason));
   }
 }

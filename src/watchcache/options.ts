@@ -42,6 +42,12 @@ export interface WatchCacheOptions {
   maxDeliveriesPerTurn?: number;
   /** Catch-up work per event-loop turn: most window entries examined. Default 20,000. */
   maxCatchUpEntriesPerTurn?: number;
+  /**
+   * Fan-out time per event-loop turn, in milliseconds of `clock`: dispatch, catch-up and the
+   * connections' writes stop once a turn has used this much and go on in the next turn, so
+   * the I/O of reads and writes is served between slices. Default 5.
+   */
+  fanoutSliceMs?: number;
 
   /** Interval of progress notifications to idle progress_notify watchers. Default 10 min. */
   progressNotifyIntervalMs?: number;
@@ -93,6 +99,7 @@ export function resolveOptions(o: WatchCacheOptions = {}): ResolvedOptions {
       20_000,
       'maxCatchUpEntriesPerTurn',
     ),
+    fanoutSliceMs: positive(o.fanoutSliceMs, 5, 'fanoutSliceMs'),
     progressNotifyIntervalMs: positive(
       o.progressNotifyIntervalMs,
       10 * 60_000,

@@ -92,6 +92,15 @@ export function watcherSpec<F>(
   };
 }
 
+/**
+ * Watchers of one consumer (a connection) counted while they catch up, so the consumer knows
+ * in O(1) whether all of them follow the live stream; told when the count drops to 0.
+ */
+export interface CatchUpGroup {
+  catchingUp: number;
+  onAllSynced(): void;
+}
+
 /** What `take` hands to the consumer, with counts for metrics. */
 export interface Taken<F> {
   frames: F[];
@@ -110,7 +119,8 @@ export class Watcher<F> implements Indexed, WatcherInfo {
   readonly progressNotify: boolean;
   readonly encoder: FrameEncoder<F>;
 
-  state: WatcherState = WatcherState.CATCHING_UP;
+  private _state: WatcherState = WatcherState.CATCHING_UP;
+  private group: CatchUpGroup | null = null;
   nextRevision: Revision = Revision(1);
   cancellation: Cancellation | null = null;
   /** Events were queued since the last progress tick (etcd skips progress then). */
@@ -142,6 +152,34 @@ export class Watcher<F> implements Indexed, WatcherInfo {
     this.noDelete = spec.noDelete;
     this.progressNotify = spec.progressNotify;
     this.encoder = spec.encoder;
+  }
+
+  get state(): WatcherState {
+    return this._state;
+  }
+  set state(s: WatcherState) {
+    const g = this.group;
+    if (g !== null && s !== this._state) {
+      if (this._state === WatcherState.CATCHING_UP) g.catchingUp--;
+      if (s === WatcherState.CATCHING_UP) g.catchingUp++;
+      else if (g.catchingUp === 0) g.onAllSynced();
+    }
+    this._state = s;
+  }
+
+  /** Counts this watcher in `g` while it catches up (one group at a time). */
+  joinGroup(g: CatchUpGroup): void {
+    if (this.group === g) return;
+    this.leaveGroup();
+    this.group = g;
+    if (this._state === WatcherState.CATCHING_UP) g.catchingUp++;
+  }
+
+  leaveGroup(): void {
+    const g = this.group;
+    if (g === null) return;
+    this.group = null;
+    if (this._state === WatcherState.CATCHING_UP && --g.catchingUp === 0) g.onAllSynced();
   }
 
   get queuedBytes(): number {
@@ -205,6 +243,15 @@ export class Watcher<F> implements Indexed, WatcherInfo {
   enqueueControl(frame: F): void {
     this.push({ frame, bytes: this.encoder.frameBytes(frame), revision: 0, events: 0 });
     this.onReadable?.();
+  }
+
+  /** The revision of the first queued event frame, if any (everything before it was taken). */
+  firstQueuedRevision(): Revision | undefined {
+    for (let i = this.head; i < this.queue.length; i++) {
+      const r = this.queue[i]!.revision;
+      if (r !== 0) return Revision(r);
+    }
+    return undefined;
   }
 
   /**

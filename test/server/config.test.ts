@@ -29,6 +29,7 @@ t.test(
     t.equal(c.heartbeatMs, 100);
     t.equal(c.electionMs, 1000);
     t.equal(c.maxRequestBytes, 1.5 * 1024 * 1024);
+    t.equal(c.maxWatchesPerStream, 10_000);
     t.equal(c.snapshotCount, 100_000);
     t.equal(c.autoCompactionMode, 'periodic');
     t.same(parseRetention(c.autoCompactionMode, c.autoCompactionRetention), { kind: 'off' });
@@ -53,6 +54,8 @@ t.test('flags in both forms; environment variables; a flag beats its variable', 
   t.equal(input.heartbeatMs, 50);
   t.equal(input.electionMs, 600);
   t.equal(envName('listen-client-urls'), 'ETCETERA_LISTEN_CLIENT_URLS');
+  t.equal(parseServeArgs(['--max-watches-per-stream', '64'], {}).maxWatchesPerStream, 64);
+  t.equal(parseServeArgs([], { ETCETERA_MAX_WATCHES_PER_STREAM: '8' }).maxWatchesPerStream, 8);
 });
 
 t.test('bad flags fail before anything starts, naming the flag', async (t) => {
@@ -73,6 +76,7 @@ t.test('bad flags fail before anything starts, naming the flag', async (t) => {
     /revision count/,
   );
   t.throws(() => resolveConfig({ logLevel: 'loud' }), /--log-level/);
+  t.throws(() => resolveConfig({ maxWatchesPerStream: 0 }), /--max-watches-per-stream/);
 });
 
 t.test('retention: durations, hours, revisions; etcd-derived timings', async (t) => {

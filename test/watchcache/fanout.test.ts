@@ -1,8 +1,8 @@
 /**
  * Fan-out properties: the index does O(1) work per event however many watchers there are;
- * work per event-loop turn is capped (a setImmediate runs in the middle of a large fan-out);
- * each event is encoded once per format and the bytes are shared; writes to one connection are
- * coalesced to one per turn.
+ * work per event-loop turn is capped (a setImmediate runs in the middle of a large fan-out),
+ * in deliveries and in time, connection writes included; each event is encoded once per format
+ * and the bytes are shared; writes to one connection are coalesced to one per turn.
  */
 import t from 'tap';
 import { Cacher } from '../../src/watchcache/cacher.js';
@@ -14,14 +14,14 @@ import {
 } from '../../src/watchcache/encoders/etcd-json.js';
 import { objectEncoder } from '../../src/watchcache/encoders/object.js';
 import type { FrameSink } from '../../src/watchcache/types.js';
-import { turns } from './harness.js';
+import { FakeClock, turns } from './harness.js';
 import { MemoryStore } from './memory-store.js';
 
 const key = (i: number) => `/k/${String(i).padStart(5, '0')}`;
 
 t.test('10,000 watchers on distinct keys: O(1) match work per event', async (t) => {
   const store = new MemoryStore();
-  const cacher = new Cacher(store);
+  const cacher = new Cacher(store, { clock: new FakeClock() });
   t.teardown(() => cacher.close());
   const ws = Array.from({ length: 10_000 }, (_, i) =>
     cacher.addWatcher({ key: key(i) }, objectEncoder),
@@ -48,8 +48,9 @@ t.test('10,000 watchers on distinct keys: O(1) match work per event', async (t) 
 });
 
 t.test('a setImmediate runs during a large fan-out (work per turn is capped)', async (t) => {
+  // The clock stands still here, so the delivery cap alone ends each turn.
   const store = new MemoryStore();
-  const cacher = new Cacher(store, { maxDeliveriesPerTurn: 500 });
+  const cacher = new Cacher(store, { maxDeliveriesPerTurn: 500, clock: new FakeClock() });
   t.teardown(() => cacher.close());
   const ws = Array.from({ length: 10_000 }, () =>
     cacher.addWatcher({ key: '/p/', prefix: true }, objectEncoder),
@@ -67,7 +68,7 @@ t.test(
   'each event is encoded once per format; framing is spliced around shared bytes',
   async (t) => {
     const store = new MemoryStore();
-    const cacher = new Cacher(store);
+    const cacher = new Cacher(store, { clock: new FakeClock() });
     t.teardown(() => cacher.close());
     const format = new EtcdJsonFormat({
       header: () => ({
@@ -134,7 +135,8 @@ class CountingSink implements FrameSink<EtcdFrame> {
 
 t.test('writes to one connection are coalesced: one write per event-loop turn', async (t) => {
   const store = new MemoryStore();
-  const cacher = new Cacher(store);
+  // A clock that stands still: the time slice never ends, so the turn does all the work.
+  const cacher = new Cacher(store, { clock: new FakeClock() });
   t.teardown(() => cacher.close());
   const format = new EtcdJsonFormat();
   const sink = new CountingSink();
@@ -150,3 +152,62 @@ t.test('writes to one connection are coalesced: one write per event-loop turn', 
   await turns(5);
   t.equal(sink.writes.length, 2, 'a later turn, a second write');
 });
+
+/** A sink whose every write costs `msPerWrite` on the fake clock (a socket write's syscall). */
+class CostlySink extends CountingSink {
+  constructor(
+    private readonly clock: FakeClock,
+    private readonly msPerWrite: number,
+    private readonly onWrite: () => void,
+  ) {
+    super();
+  }
+  override write(frames: readonly EtcdFrame[]): void {
+    super.write(frames);
+    this.clock.advance(this.msPerWrite);
+    this.onWrite();
+  }
+}
+
+t.test(
+  'writes are served under fan-out: 2,000 connections share a time slice per turn',
+  async (t) => {
+    // The starvation this guards against: each of 2,000 connections wrote in its own
+    // setImmediate, all in one event-loop turn, so a put's next step (queued as any other
+    // callback) waited for 2,000 socket writes per event. Now connection writes run in the
+    // cacher's turns, at most `fanoutSliceMs` of clock per turn (plus the write that crosses it).
+    const clock = new FakeClock();
+    const store = new MemoryStore();
+    const cacher = new Cacher(store, { clock, fanoutSliceMs: 5 });
+    t.teardown(() => cacher.close());
+    const format = new EtcdJsonFormat();
+    let written = 0;
+    let seenByOther: number | undefined;
+    const sinks = Array.from({ length: 2_000 }, () => {
+      const sink = new CostlySink(clock, 1, () => {
+        written++;
+        // The first write of the fan-out queues a callback, as the write path's next step would.
+        if (written === 1) setImmediate(() => (seenByOther = written));
+      });
+      const conn = new Connection(cacher, sink);
+      conn.attach(cacher.addWatcher({ key: '/p/', prefix: true }, format));
+      return sink;
+    });
+    store.put('/p/x', 'v');
+    await turns(3);
+    t.ok(seenByOther !== undefined, 'the other callback ran');
+    // At most two slices go before it: the rest of the first turn and the turn already
+    // queued before the callback (5 ms each, a write costing 1 ms).
+    t.ok(
+      seenByOther! <= 12,
+      `it ran after ${seenByOther} of 2,000 connection writes (two slices), not after all of them`,
+    );
+    for (let i = 0; i < 1_000 && written < 2_000; i++) await turns(1);
+    t.equal(written, 2_000, 'then every connection got its write');
+    t.equal(
+      sinks.every((s) => s.writes.length === 1 && s.writes[0]!.length === 1),
+      true,
+      'one write each, with the one event',
+    );
+  },
+);

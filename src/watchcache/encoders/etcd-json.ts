@@ -9,7 +9,7 @@
  * Serialise once: the header (which carries the batch's revision) and each event are encoded
  * once per entry and cached on it; so is the whole events tail for each selection. A frame is
  * then three chunks: shared head, the watcher's `"watch_id"` (cached per id), shared tail. A
- * sink writes the chunks as they are (corked HTTP) or joins them (one websocket message).
+ * sink joins them into what its wire needs: one HTTP chunk, or one websocket message.
  */
 
 import type { Event, KeyValue, Revision } from '../../store/types.js';
