@@ -1,7 +1,8 @@
 /**
  * The client CLI, for people without etcdctl: `etcetera get|put|del|txn|watch|lease|compact|
- * member list|endpoint status|endpoint health`, over the JSON API, with etcdctl's flags
- * that matter and its simple, json and table output (src/client/etcdctl-output.ts).
+ * member list|endpoint status|endpoint health`, over gRPC (or the JSON API with
+ * `--transport json`), with etcdctl's flags that matter and its simple, json and table
+ * output (src/client/etcdctl-output.ts).
  *
  * Exit codes as etcdctl's: 0 ok, 1 the server refused, 2 no server answered, 128 bad usage.
  */
@@ -29,7 +30,7 @@ import {
   parseTxn,
   usageError,
 } from '../client/etcdctl-txn.js';
-import { Client, ClientError } from '../client/index.js';
+import { Client, ClientError, type Protocol } from '../client/index.js';
 import type { RangeOptions, SortOrder, SortTarget } from '../client/types.js';
 
 export interface ClientIo {
@@ -45,6 +46,7 @@ const EXIT = { ok: 0, error: 1, badConnection: 2, badArgs: 128 } as const;
 
 interface Ctx {
   client: Client;
+  transport: Protocol;
   args: ParsedArgs;
   format: OutputFormat;
   endpoints: string[];
@@ -98,13 +100,19 @@ export async function runClientCommand(
     process.env.ETCDCTL_ENDPOINTS ??
     '127.0.0.1:2379'
   ).split(',');
-  const client = new Client({ endpoints, timeoutMs: 10_000 });
+  const transport = args.flags.get('transport') ?? process.env.ETCETERA_TRANSPORT ?? 'grpc';
+  if (transport !== 'grpc' && transport !== 'json') {
+    io.stderr(`Error: unsupported transport ${transport} (grpc or json)\n`);
+    return EXIT.badArgs;
+  }
+  const client = new Client({ endpoints, timeoutMs: 10_000, transport });
   const print = (lines: string[]) => {
     if (lines.length > 0) io.stdout(`${lines.join('\n')}\n`);
   };
   try {
     return await command({
       client,
+      transport,
       args: { ...args, positionals: rest },
       format,
       endpoints,
@@ -358,7 +366,7 @@ async function cmdEndpoint(ctx: Ctx): Promise<number> {
   if (sub === 'status') {
     const all = [];
     for (const endpoint of ctx.endpoints) {
-      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000 });
+      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000, transport: ctx.transport });
       try {
         all.push({ endpoint, status: await one.status() });
       } finally {
@@ -371,7 +379,7 @@ async function cmdEndpoint(ctx: Ctx): Promise<number> {
   if (sub === 'health') {
     let code: number = EXIT.ok;
     for (const endpoint of ctx.endpoints) {
-      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000 });
+      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000, transport: ctx.transport });
       const started = Date.now();
       try {
         const h = await one.health();

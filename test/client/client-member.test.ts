@@ -3,4 +3,4 @@ import t from 'tap';
 import { startMember } from '../api/servers.js';
 import { clientSuite } from './suite.js';
 
-clientSuite(t, (dir) => startMember(dir));
+clientSuite(t, (dir) => startMember(dir), { transport: 'json' });
