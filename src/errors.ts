@@ -196,6 +196,11 @@ export const ERRORS = {
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
   ERR_STORAGE: { grpc: GrpcCode.Internal, message: 'etcetera: storage write failed' },
+  // --- client: snapshot ---
+  ERR_SNAPSHOT_INTEGRITY: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: snapshot integrity check failed',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,6 +1,7 @@
 /**
  * The client CLI, for people without etcdctl: `etcetera get|put|del|txn|watch|lease|compact|
- * member list|endpoint status|endpoint health`, over gRPC (or the JSON API with
+ * member list|endpoint status|health|hashkv|defrag|alarm list|disarm|move-leader|snapshot
+ * save`, over gRPC (or the JSON API with
  * `--transport json`), with etcdctl's flags that matter and its simple, json and table
  * output (src/client/etcdctl-output.ts).
  *
@@ -8,11 +9,14 @@
  */
 
 import {
+  formatAlarms,
   formatDelete,
   formatGet,
+  formatHashKv,
   formatLeaseGrant,
   formatLeases,
   formatMembers,
+  formatMoveLeader,
   formatPut,
   formatStatus,
   formatTimeToLive,
@@ -21,6 +25,7 @@ import {
   leaseHex,
   OutputFormat,
   stringify,
+  UnsupportedFormat,
 } from '../client/etcdctl-output.js';
 import {
   flagBool,
@@ -31,7 +36,8 @@ import {
   usageError,
 } from '../client/etcdctl-txn.js';
 import { Client, ClientError, type Protocol } from '../client/index.js';
-import type { RangeOptions, SortOrder, SortTarget } from '../client/types.js';
+import { saveSnapshot } from '../client/snapshot.js';
+import type { HashKvResponse, RangeOptions, SortOrder, SortTarget } from '../client/types.js';
 
 export interface ClientIo {
   stdout: (s: string) => void;
@@ -42,7 +48,14 @@ export interface ClientIo {
   signal?: AbortSignal;
 }
 
-const EXIT = { ok: 0, error: 1, badConnection: 2, badArgs: 128 } as const;
+const EXIT = {
+  ok: 0,
+  error: 1,
+  badConnection: 2,
+  badFeature: 4,
+  interrupted: 5,
+  badArgs: 128,
+} as const;
 
 interface Ctx {
   client: Client;
@@ -66,6 +79,10 @@ const COMMANDS: Record<string, Command> = {
   lease: cmdLease,
   member: cmdMember,
   endpoint: cmdEndpoint,
+  defrag: cmdDefrag,
+  alarm: cmdAlarm,
+  'move-leader': cmdMoveLeader,
+  snapshot: cmdSnapshot,
 };
 
 export const CLIENT_COMMANDS = Object.keys(COMMANDS);
@@ -121,6 +138,7 @@ export async function runClientCommand(
     });
   } catch (e) {
     io.stderr(`Error: ${e instanceof Error ? e.message : String(e)}\n`);
+    if (e instanceof UnsupportedFormat) return EXIT.badFeature;
     if (e instanceof ClientError && e.httpStatus === 0)
       return e.grpcCode === 3 ? EXIT.badArgs : EXIT.badConnection;
     return EXIT.error;
@@ -399,5 +417,107 @@ async function cmdEndpoint(ctx: Ctx): Promise<number> {
     }
     return code;
   }
-  throw usageError('endpoint command supports: status, health');
+  if (sub === 'hashkv') {
+    const revision = flagInt(ctx.args, 'rev') ?? 0;
+    const all: Array<{ endpoint: string; hashKv: HashKvResponse }> = [];
+    let failed = false;
+    for (const endpoint of ctx.endpoints) {
+      await withEndpoint(ctx, endpoint, async (one) => {
+        try {
+          all.push({ endpoint, hashKv: await one.hashKv(revision) });
+        } catch (e) {
+          ctx.io.stderr(
+            `failed to get the hash of endpoint ${endpoint} (${(e as Error).message})\n`,
+          );
+          failed = true;
+        }
+      });
+    }
+    ctx.print(formatHashKv(all, ctx.format));
+    return failed ? EXIT.error : EXIT.ok;
+  }
+  throw usageError('endpoint command supports: status, health, hashkv');
+}
+
+/** Runs `fn` with a client of its own for one endpoint (etcdctl's per-endpoint commands). */
+async function withEndpoint<T>(
+  ctx: Ctx,
+  endpoint: string,
+  fn: (client: Client) => Promise<T>,
+): Promise<T> {
+  const one = new Client({ endpoints: [endpoint], timeoutMs: 10_000, transport: ctx.transport });
+  try {
+    return await fn(one);
+  } finally {
+    one.close();
+  }
+}
+
+// --- maintenance ----------------------------------------------------------------------------
+
+async function cmdDefrag(ctx: Ctx): Promise<number> {
+  let failures = 0;
+  for (const endpoint of ctx.endpoints) {
+    await withEndpoint(ctx, endpoint, async (one) => {
+      try {
+        await one.defragment();
+        ctx.print([`Finished defragmenting etcd member[${endpoint}]`]);
+      } catch (e) {
+        ctx.io.stderr(`Failed to defragment etcd member[${endpoint}] (${(e as Error).message})\n`);
+        failures++;
+      }
+    });
+  }
+  return failures === 0 ? EXIT.ok : EXIT.error;
+}
+
+async function cmdAlarm(ctx: Ctx): Promise<number> {
+  const [sub, extra] = ctx.args.positionals;
+  if (sub !== 'list' && sub !== 'disarm') throw usageError('alarm command supports: list, disarm');
+  if (extra !== undefined) throw usageError(`alarm ${sub} command accepts no arguments`);
+  const r = sub === 'list' ? await ctx.client.alarmList() : await ctx.client.alarmDisarm();
+  ctx.print(formatAlarms(r, ctx.format));
+  return EXIT.ok;
+}
+
+async function cmdMoveLeader(ctx: Ctx): Promise<number> {
+  const [target, extra] = ctx.args.positionals;
+  if (target === undefined || extra !== undefined)
+    throw usageError('move-leader command needs 1 argument');
+  if (!/^[0-9a-fA-F]{1,16}$/.test(target))
+    throw usageError(`strconv.ParseUint: parsing ${JSON.stringify(target)}: invalid syntax`);
+  const targetId = BigInt(`0x${target}`).toString();
+  // The request must go to the leader: find which endpoint is it.
+  for (const endpoint of ctx.endpoints) {
+    const done = await withEndpoint(ctx, endpoint, async (one) => {
+      const s = await one.status();
+      if (s.header.memberId !== s.leader) return false;
+      const header = await one.moveLeader(targetId);
+      ctx.print(formatMoveLeader(s.leader, targetId, header, ctx.format));
+      return true;
+    });
+    if (done) return EXIT.ok;
+  }
+  throw usageError(`no leader endpoint given at [${ctx.endpoints.join(' ')}]`);
+}
+
+async function cmdSnapshot(ctx: Ctx): Promise<number> {
+  const [sub, file, extra] = ctx.args.positionals;
+  if (sub !== 'save') throw usageError('snapshot command supports: save');
+  if (file === undefined || extra !== undefined)
+    throw usageError('snapshot save expects one argument');
+  if (ctx.endpoints.length !== 1) {
+    ctx.io.stderr(
+      `Error: snapshot must be requested to one selected node, not multiple [${ctx.endpoints.join(' ')}]\n`,
+    );
+    return EXIT.interrupted;
+  }
+  try {
+    await saveSnapshot(ctx.client.snapshot(), file);
+  } catch (e) {
+    ctx.io.stderr(`Error: ${(e as Error).message}\n`);
+    return EXIT.interrupted;
+  }
+  ctx.print([`Snapshot saved at ${file}`]);
+  return EXIT.ok;
 }

@@ -193,7 +193,11 @@ function notDelivered(e: ServiceError): boolean {
 export function fromStatus(e: ServiceError): ClientError {
   if (e instanceof ClientError) return e;
   if (typeof e?.code !== 'number') return transportError(String(e), e);
-  if (!answered(e)) return new ClientError(e.details || e.message, e.code, 0, { cause: e });
+  if (!answered(e)) {
+    // grpc-js ends its own texts with an empty "Resolution note: " for a plain address.
+    const text = (e.details || e.message).replace(/\. Resolution note: $/, '');
+    return new ClientError(text, e.code, 0, { cause: e });
+  }
   return new ClientError(e.details || e.message, e.code, 200, { cause: e });
 }
 
