@@ -196,6 +196,29 @@ export const ERRORS = {
   ERR_CLOSED: { grpc: GrpcCode.Unavailable, message: 'etcdserver: server stopped' },
   ERR_CORRUPT: { grpc: GrpcCode.Internal, message: 'etcetera: stored data is corrupt' },
   ERR_STORAGE: { grpc: GrpcCode.Internal, message: 'etcetera: storage write failed' },
+  // --- etcd gRPC API (src/api/grpc): maintenance, auth and what etcetera does not offer ---
+  ERR_NOT_LEADER: { grpc: GrpcCode.FailedPrecondition, message: 'etcdserver: not leader' },
+  ERR_BAD_LEADER_TRANSFEREE: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: bad leader transferee',
+  },
+  ERR_AUTH_NOT_ENABLED: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: authentication is not enabled',
+  },
+  ERR_USER_NOT_FOUND: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: user name not found',
+  },
+  ERR_ROLE_NOT_FOUND: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: role name not found',
+  },
+  ERR_GRPC_UNIMPLEMENTED: { grpc: GrpcCode.Unimplemented, message: 'etcetera: not implemented' },
+  ERR_GRPC_BAD_MESSAGE: {
+    grpc: GrpcCode.Internal,
+    message: 'grpc: error unmarshalling request',
+  },
   // --- client: snapshot ---
   ERR_SNAPSHOT_INTEGRITY: {
     grpc: GrpcCode.Internal,

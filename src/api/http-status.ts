@@ -94,6 +94,14 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_CLOSED: 503,
   ERR_CORRUPT: 500,
   ERR_STORAGE: 500,
+  // etcd gRPC API (src/api/grpc): gateway statuses, should a JSON route ever raise them.
+  ERR_NOT_LEADER: 412,
+  ERR_BAD_LEADER_TRANSFEREE: 412,
+  ERR_AUTH_NOT_ENABLED: 412,
+  ERR_USER_NOT_FOUND: 412,
+  ERR_ROLE_NOT_FOUND: 412,
+  ERR_GRPC_UNIMPLEMENTED: 501,
+  ERR_GRPC_BAD_MESSAGE: 500,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

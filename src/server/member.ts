@@ -37,10 +37,18 @@ import { type MemberConfig, minLeaseTtlSeconds, urlString } from './config.js';
 import { parseMemberId } from './ids.js';
 import { newLeaseId } from './leases.js';
 import { createLogger, type Logger } from './logger.js';
+import { createMaintenance } from './maintenance.js';
 import { addMember, type MembershipDeps, promoteMember, removeMember } from './membership.js';
 import { closeServer, listen } from './peer-http.js';
 import type { MemberRegistry } from './registry.js';
-import type { MemberApi, MemberInfo, MemberStatus, ReadOptions, ResponseHeader } from './types.js';
+import type {
+  MaintenanceApi,
+  MemberApi,
+  MemberInfo,
+  MemberStatus,
+  ReadOptions,
+  ResponseHeader,
+} from './types.js';
 import { dataSize, sleep } from './util.js';
 import { ETCD_VERSION } from './version.js';
 import { type Base, type Tuning, type Wired, wire } from './wiring.js';
@@ -59,6 +67,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   readonly store: Store;
   readonly registry: MemberRegistry;
   readonly maxRequestBytes: number;
+  readonly maintenance: MaintenanceApi;
   private readonly w: Wired;
   private readonly db: RaftDb;
   private readonly storage: LevelRaftStorage;
@@ -119,6 +128,14 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       onFatal: (e) => this.onFatal(e),
       assertServing: () => this.assertServing(),
       advertisedClientUrls: () => this.advertisedClientUrls(),
+    });
+    this.maintenance = createMaintenance({
+      store: this.store,
+      registry: this.registry,
+      driver: this.w.driver,
+      selfId: this.id,
+      header: () => this.header(),
+      assertServing: () => this.assertServing(),
     });
   }
 

@@ -7,14 +7,24 @@
  * "mvcc: duplicate watch ID provided on the WatchStream"; an empty range refuses it with
  * "mvcc: watcher range is empty". A create is answered with `created` before any event; a
  * watch from a compacted revision gets `created` and then a cancel with compact_revision.
+ *
+ * The session is generic over the wire format (`F`, the frame type): etcd's JSON
+ * (encoders/etcd-json.ts) for the HTTP and websocket streams, protobuf
+ * (encoders/etcd-protobuf.ts) for the gRPC Watch call.
  */
 
 import { EtceteraError, isEtceteraError } from '../errors.js';
 import type { Revision } from '../store/types.js';
 import type { Cacher } from './cacher.js';
 import { Connection, type ConnectionOptions } from './connection.js';
-import type { EtcdFrame, EtcdJsonFormat } from './encoders/etcd-json.js';
-import type { FrameSink, WatchOptions } from './types.js';
+import type { EtcdFrame } from './encoders/etcd-json.js';
+import {
+  type FrameEncoder,
+  type FrameSink,
+  WatcherId,
+  type WatcherInfo,
+  type WatchOptions,
+} from './types.js';
 import type { Watcher } from './watcher.js';
 
 /** A decoded create_request. `watchId` 0 = let the server choose. */
@@ -22,15 +32,24 @@ export interface EtcdCreateRequest extends WatchOptions {
   watchId: number;
 }
 
-export class EtcdWatchSession {
-  private readonly ids = new Map<number, Watcher<EtcdFrame>>();
+/** What a wire format of etcd's watch stream adds to a frame encoder: the create answer. */
+export interface EtcdWatchFormat<F> extends FrameEncoder<F> {
+  /** The answer to a create request; with `cancelReason`, a refused create (watch_id -1). */
+  createdFrame(watchId: number, revision: Revision, cancelReason?: string): F;
+}
+
+/** The stream itself, as the addressee of a progress_request answer (watch_id -1). */
+const STREAM: WatcherInfo = { id: WatcherId(0), watchId: -1, prevKv: false, fragment: false };
+
+export class EtcdWatchSession<F = EtcdFrame> {
+  private readonly ids = new Map<number, Watcher<F>>();
   private nextAutoId = 0;
-  private readonly connection: Connection<EtcdFrame>;
+  private readonly connection: Connection<F>;
 
   constructor(
     private readonly cacher: Cacher,
-    private readonly format: EtcdJsonFormat,
-    sink: FrameSink<EtcdFrame>,
+    private readonly format: EtcdWatchFormat<F>,
+    sink: FrameSink<F>,
     options: Omit<ConnectionOptions, 'onWatcherDone'> = {},
   ) {
     this.connection = new Connection(cacher, sink, {
@@ -55,7 +74,7 @@ export class EtcdWatchSession {
       this.refuse(new EtceteraError('ERR_WATCH_DUPLICATE_ID'));
       return;
     }
-    let w: Watcher<EtcdFrame>;
+    let w: Watcher<F>;
     try {
       w = this.cacher.addWatcher(req, this.format, {
         watchId: id,
@@ -89,7 +108,7 @@ export class EtcdWatchSession {
       let r = this.cacher.revision as number;
       for (const w of this.ids.values())
         if (!w.done) r = Math.min(r, this.cacher.coveredRevision(w));
-      return this.format.controlFrame(r, -1, '');
+      return this.format.progressFrame(r as Revision, STREAM);
     });
   }
 
@@ -100,7 +119,7 @@ export class EtcdWatchSession {
   }
 
   /** A frame on the stream that no watch owns (a refusal, an error). */
-  sendControl(build: () => EtcdFrame | null): void {
+  sendControl(build: () => F | null): void {
     this.connection.enqueueControl(build);
   }
 
