@@ -1,18 +1,22 @@
 /**
  * The `etcd3` npm client (gRPC) against a server: its KV and txn builder, a watch that
- * resumes after the member is killed with -9 and restarted, a lease kept alive past its
- * TTL by the client's keep-alive stream, and its election and lock recipes. Run against
- * the real etcd 3.4 (skipped with the reason printed where it is not installed) and against
+ * resumes after the member restarts (etcd: killed with -9; etcetera: a member in this
+ * process, stopped and opened again on its data dir and port), a lease kept alive past its
+ * TTL by the client's keep-alive stream, and its election and lock recipes. Run against the
+ * real etcd 3.4 (skipped with the reason printed where it is not installed) and against
  * etcetera's gRPC face.
  */
 
 import { Etcd3, EtcdLockFailedError } from 'etcd3';
 import t, { type Test } from 'tap';
-import { etcdUnavailable, startEtcd } from '../api/servers.js';
+import { resolveConfig } from '../../src/server/config.js';
+import { silentLogger } from '../../src/server/logger.js';
+import { Member } from '../../src/server/member.js';
+import { etcdUnavailable, freePort, startEtcd, waitHealthy } from '../api/servers.js';
 
 interface Server {
   url: string;
-  /** kill -9, then start again on the same data dir and ports. */
+  /** Stops the member (etcd: kill -9) and starts it again on the same data dir and ports. */
   crashAndRestart(): Promise<void>;
   close(): Promise<void>;
 }
@@ -36,13 +40,40 @@ async function startRealEtcd(dir: string): Promise<Server> {
   };
 }
 
+/** An etcetera member in this process; a restart stops it and opens its data dir again. */
+async function startEtcetera(dir: string): Promise<Server> {
+  const [client, peer] = [await freePort(), await freePort()];
+  const config = resolveConfig({
+    name: 'default',
+    dataDir: dir,
+    listenClientUrls: `http://127.0.0.1:${client}`,
+    listenPeerUrls: `http://127.0.0.1:${peer}`,
+    initialAdvertisePeerUrls: `http://127.0.0.1:${peer}`,
+    initialCluster: `default=http://127.0.0.1:${peer}`,
+    heartbeatMs: 20,
+    electionMs: 500,
+    logLevel: 'silent',
+  });
+  const url = `http://127.0.0.1:${client}`;
+  const start = async () => {
+    const m = await Member.start(config, { logger: silentLogger() });
+    await waitHealthy(url, 10_000);
+    return m;
+  };
+  let member = await start();
+  return {
+    url,
+    async crashAndRestart() {
+      await member.stop();
+      member = await start();
+    },
+    close: () => member.stop(),
+  };
+}
+
 const FLAVOURS: Flavour[] = [
   { name: 'etcd', skip: etcdUnavailable() ?? false, start: startRealEtcd },
-  {
-    name: 'etcetera',
-    skip: 'etcetera gRPC server not merged yet',
-    start: () => Promise.reject(new Error('no gRPC server')),
-  },
+  { name: 'etcetera', skip: false, start: startEtcetera },
 ];
 
 const until = async (cond: () => boolean | Promise<boolean>, ms = 15_000) => {
@@ -84,7 +115,7 @@ for (const flavour of FLAVOURS) {
       t.equal(await c.get('app/a').string(), null);
     });
 
-    t.test('a watch resumes after kill -9 and restart, every event once', async (t) => {
+    t.test('a watch resumes after the member restarts, every event once', async (t) => {
       const server = await setup(t);
       const c = client(t, server);
       const seen: string[] = [];
