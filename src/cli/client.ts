@@ -1,7 +1,7 @@
 /**
  * The client CLI, for people without etcdctl: `etcetera get|put|del|txn|watch|lease|compact|
  * member list|endpoint status|health|hashkv|defrag|alarm list|disarm|move-leader|snapshot
- * save`, over gRPC (or the JSON API with
+ * save|status`, over gRPC (or the JSON API with
  * `--transport json`), with etcdctl's flags that matter and its simple, json and table
  * output (src/client/etcdctl-output.ts).
  *
@@ -18,6 +18,7 @@ import {
   formatMembers,
   formatMoveLeader,
   formatPut,
+  formatSnapshotStatus,
   formatStatus,
   formatTimeToLive,
   formatTxn,
@@ -37,6 +38,7 @@ import {
 } from '../client/etcdctl-txn.js';
 import { Client, ClientError, type Protocol } from '../client/index.js';
 import { saveSnapshot } from '../client/snapshot.js';
+import { snapshotStatus } from '../client/snapshot-status.js';
 import type { HashKvResponse, RangeOptions, SortOrder, SortTarget } from '../client/types.js';
 
 export interface ClientIo {
@@ -503,7 +505,13 @@ async function cmdMoveLeader(ctx: Ctx): Promise<number> {
 
 async function cmdSnapshot(ctx: Ctx): Promise<number> {
   const [sub, file, extra] = ctx.args.positionals;
-  if (sub !== 'save') throw usageError('snapshot command supports: save');
+  if (sub === 'status') {
+    if (file === undefined || extra !== undefined)
+      throw usageError('snapshot status requires exactly one argument');
+    ctx.print(formatSnapshotStatus(await snapshotStatus(file), ctx.format));
+    return EXIT.ok;
+  }
+  if (sub !== 'save') throw usageError('snapshot command supports: save, status');
   if (file === undefined || extra !== undefined)
     throw usageError('snapshot save expects one argument');
   if (ctx.endpoints.length !== 1) {

@@ -427,3 +427,19 @@ export function formatMoveLeader(
   if (f === 'json') return [stringify({ header: optionalHeader(header) })];
   return [`Leadership transferred from ${hexId(from)} to ${hexId(to)}`];
 }
+
+/** `snapshot status`: etcdctl prints the hash in hex in simple and table form. */
+export function formatSnapshotStatus(
+  s: { hash: number; revision: number; totalKey: number; totalSize: number },
+  f: OutputFormat,
+): string[] {
+  if (f === 'json') return [stringify(s)];
+  const row = [
+    s.hash.toString(16),
+    String(s.revision),
+    String(s.totalKey),
+    humanBytes(s.totalSize),
+  ];
+  if (f === 'table') return table(['HASH', 'REVISION', 'TOTAL KEYS', 'TOTAL SIZE'], [row]);
+  return [row.join(', ')];
+}

@@ -5,11 +5,14 @@
  * Skipped, with the reason printed, where etcd or etcdctl is not installed.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { runClientCommand } from '../../src/cli/client.js';
 import { Client } from '../../src/client/index.js';
+import { snapshotStatus } from '../../src/client/snapshot-status.js';
+import { isEtceteraError } from '../../src/errors.js';
 import { etcdUnavailable, startEtcd } from '../api/servers.js';
 
 function etcdctlUnavailable(): string | undefined {
@@ -118,6 +121,8 @@ t.test(
     const client = new Client({ endpoints: [etcd.url] });
     t.teardown(() => client.close());
     for (let i = 0; i < 20; i++) await client.put(`k${i}`, 'v'.repeat(500));
+    // Enough keys for the key bucket to need branch pages.
+    for (let i = 0; i < 300; i++) await client.put(`small/${i}`, `${i}`);
     const mine = join(dir, 'ours.db');
     const reference = join(dir, 'etcdctl.db');
     t.same(await ours(['snapshot', 'save', mine]), {
@@ -129,7 +134,38 @@ t.test(
     t.ok(readFileSync(mine).equals(readFileSync(reference)), 'byte for byte');
     const status = theirs(['snapshot', 'status', mine, '-w', 'json']);
     t.equal(status.code, 0, status.err);
-    t.match(JSON.parse(status.out), { revision: 21 });
+    t.match(JSON.parse(status.out), { revision: 321 });
+    for (const w of ['simple', 'table', 'json']) {
+      const args = ['snapshot', 'status', mine, '-w', w];
+      t.same(await ours(args), theirs(args), `snapshot status -w ${w} prints what etcdctl prints`);
+    }
+    const notDb = join(dir, 'not-a-db');
+    writeFileSync(notDb, 'x'.repeat(10_000));
+    t.match(await ours(['snapshot', 'status', notDb]), {
+      code: 1,
+      out: '',
+      err: /invalid database/,
+    });
+    t.equal(theirs(['snapshot', 'status', notDb]).code, 1, 'etcdctl refuses it too');
+    // Damaged databases: a clear error or a status, never a crash or another kind of error.
+    const good = readFileSync(mine);
+    const damaged = join(dir, 'damaged.db');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.nat(good.length - 1), fc.integer({ min: 1, max: 255 })), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        async (flips) => {
+          const bytes = Buffer.from(good);
+          for (const [at, x] of flips) bytes[at] = (bytes[at] as number) ^ x;
+          writeFileSync(damaged, bytes);
+          const r = await snapshotStatus(damaged).catch((e: unknown) => e);
+          return !(r instanceof Error) || isEtceteraError(r, 'ERR_SNAPSHOT_INTEGRITY');
+        },
+      ),
+      { numRuns: 300 },
+    );
     const two = await runClientCommand(
       ['snapshot', 'save', join(dir, 'x.db'), `--endpoints=${etcd.url},${etcd.url}`],
       { stdout: () => undefined, stderr: () => undefined, readStdin: async () => '' },
