@@ -102,6 +102,8 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_ROLE_NOT_FOUND: 412,
   ERR_GRPC_UNIMPLEMENTED: 501,
   ERR_GRPC_BAD_MESSAGE: 500,
+  // --- client: snapshot (raised by the client, never sent by a server) ---
+  ERR_SNAPSHOT_INTEGRITY: 500,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */
