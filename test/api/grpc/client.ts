@@ -2,6 +2,7 @@
 import grpc from '@grpc/grpc-js';
 import { etcdProto } from '../../../src/wire/proto/index.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: decoded test messages are read field by field
 export type Msg = Record<string, any>;
 
 const p = etcdProto();
@@ -114,12 +115,6 @@ export class WatchStream {
       out.push(m);
       if (pred(m)) return out;
     }
-  }
-
-  /** Whether a response arrives within `ms` (false: none). */
-  async quiet(ms: number): Promise<boolean> {
-    await new Promise((r) => setTimeout(r, ms));
-    return this.queue.length === 0;
   }
 
   end(): void {
