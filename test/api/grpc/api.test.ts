@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import grpc from '@grpc/grpc-js';
 import t, { type Test } from 'tap';
+import { etcdProtobufStats } from '../../../src/watchcache/encoders/etcd-protobuf.js';
 import { startSingle } from '../../server/helpers.js';
 import { b, type Msg, RawClient, s } from './client.js';
 
@@ -219,4 +220,29 @@ t.test('fragment: a huge revision split over several responses', async (t) => {
   const one = await whole.next();
   t.equal(one.events.length, 12, 'without fragment: one response');
   t.equal(one.fragment, undefined);
+});
+
+t.test('serialize once: one encoding per batch and selection for every gRPC stream', async (t) => {
+  const { c } = await setup(t);
+  const streams = Array.from({ length: 20 }, () => c.watch());
+  t.teardown(() => {
+    for (const w of streams) w.end();
+  });
+  for (const [i, w] of streams.entries()) {
+    // Half with prev_kv: two selections of the same batch.
+    w.send({ create_request: { key: b('once'), watch_id: 100 + i, prev_kv: i % 2 === 0 } });
+    t.match(await w.next(), { created: true, watch_id: 100 + i });
+  }
+  const before = { ...etcdProtobufStats };
+  await c.call(KV('Put'), { key: b('once'), value: b('x') });
+  const got = await Promise.all(streams.map((w) => w.next()));
+  t.same(
+    got.map((m) => m.watch_id),
+    streams.map((_, i) => 100 + i),
+    'each stream gets its own watch_id spliced in',
+  );
+  t.ok(got.every((m) => s(m.events[0].kv.value) === 'x'));
+  t.equal(etcdProtobufStats.heads - before.heads, 1, 'one header for the batch');
+  t.equal(etcdProtobufStats.tails - before.tails, 2, 'one events tail per selection');
+  t.equal(etcdProtobufStats.events - before.events, 2, 'the event encoded once per variant');
 });
