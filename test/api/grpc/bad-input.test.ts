@@ -5,6 +5,7 @@
  * keeps serving both faces, and memory stays bounded.
  */
 import { mkdtempSync } from 'node:fs';
+import http2 from 'node:http2';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -187,5 +188,21 @@ t.test('a watch stream opened and abandoned 10,000 times', async (t) => {
   );
   await waitFor('abandoned watches removed', () => m.watchCache.stats().watchers === 0);
   t.equal(m.watchCache.stats().watchers, 0, 'every abandoned watch was removed');
+  await stillServing(t, c, url, 2);
+});
+
+t.test('HTTP/2 pings on the shared port are answered', async (t) => {
+  const { c, url } = await setup(t);
+  const session = http2.connect(url);
+  t.teardown(() => session.close());
+  const acked = await new Promise<boolean>((resolve, reject) => {
+    session.on('error', reject);
+    session.once('connect', () =>
+      session.ping(Buffer.from('etcetera'), (err, _ms, payload) =>
+        resolve(!err && Buffer.from(payload).toString() === 'etcetera'),
+      ),
+    );
+  });
+  t.ok(acked, 'the ping came back with its payload');
   await stillServing(t, c, url, 2);
 });
