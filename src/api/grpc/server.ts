@@ -54,6 +54,7 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
     'grpc.max_concurrent_streams': options.maxConcurrentStreams ?? 2 ** 32 - 1,
     // etcd's server keepalive policy: clients may ping as often as every 5 s without streams.
     'grpc.keepalive_permit_without_calls': 1,
+    'grpc.enable_channelz': 0,
   });
   let ownCacher: Cacher | undefined;
   const cacher = member.watchCache ?? (ownCacher = new Cacher(member.watchSource));
