@@ -1,8 +1,10 @@
 /**
- * JSON API benchmark: `npm run bench:api [-- --seconds 4 --value 256 --clients 1,64 --members 1,3]`
+ * Put benchmark: `npm run bench:api [-- --seconds 4 --value 256 --clients 1,64 --members 1,3
+ * --protocol grpc|json]`
  *
- * Puts per second and p50/p99 latency over etcd's v3 JSON API (POST /v3/kv/put, through the
- * typed client in src/client), for clusters of 1 and 3 members at 1 and 64 concurrent
+ * Puts per second and p50/p99 latency through the typed client in src/client, over etcd's
+ * gRPC API (KV/Put; the default) or its JSON API (POST /v3/kv/put) with --protocol json, the
+ * same client and protocol for both systems, for clusters of 1 and 3 members at 1 and 64 concurrent
  * clients. etcetera's members run as child processes (`etcetera serve`, built into .build),
  * with the same flags as etcd; when `etcd` is on PATH the same load runs against real etcd
  * clusters, and the two are printed side by side with ratios. Every client writes to the
@@ -18,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as hdr from 'hdr-histogram-js';
-import { Client } from '../src/client/index.js';
+import { Client, type Protocol } from '../src/client/index.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,8 +30,14 @@ const { values: args } = parseArgs({
     members: { type: 'string', default: '1,3' },
     'max-ops': { type: 'string', default: '200000' },
     'no-etcd': { type: 'boolean', default: false },
+    protocol: { type: 'string', default: 'grpc' },
   },
 });
+const PROTOCOL: Protocol = (() => {
+  const p = args.protocol;
+  if (p !== 'grpc' && p !== 'json') throw new Error('--protocol is grpc or json');
+  return p;
+})();
 const SECONDS = Number(args.seconds);
 const VALUE = Buffer.alloc(Number(args.value), 'v');
 const CLIENTS = args.clients.split(',').map(Number);
@@ -130,7 +138,12 @@ async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
 
 /** `clients` loops, each putting its own keys one request at a time, for the time bound. */
 async function load(endpoint: string, clients: number): Promise<Omit<Row, 'impl' | 'members'>> {
-  const client = new Client({ endpoints: [endpoint], maxSockets: clients, timeoutMs: 10_000 });
+  const client = new Client({
+    endpoints: [endpoint],
+    maxSockets: clients,
+    timeoutMs: 10_000,
+    transport: PROTOCOL,
+  });
   const histogram = hdr.build({
     lowestDiscernibleValue: 1,
     highestTrackableValue: 60_000_000,
@@ -223,6 +236,7 @@ function report(rows: Row[], etcdMissingReason: string | undefined): void {
     loadAverage: loadavg()[0],
     seconds: SECONDS,
     valueBytes: VALUE.length,
+    protocol: PROTOCOL,
     etcd:
       etcdMissingReason ??
       spawnSync('etcd', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0],
@@ -230,7 +244,7 @@ function report(rows: Row[], etcdMissingReason: string | undefined): void {
   const find = (impl: Impl, m: number, c: number) =>
     rows.find((r) => r.impl === impl && r.members === m && r.clients === c);
   const lines = [
-    `etcd JSON API put benchmark (${VALUE.length}-byte values, ${SECONDS} s per scenario), node ${process.version}, ${meta.cpus} cpus (load ${meta.loadAverage?.toFixed(1)}), commit ${commit}`,
+    `etcd ${PROTOCOL === 'grpc' ? 'gRPC' : 'JSON'} API put benchmark (${VALUE.length}-byte values, ${SECONDS} s per scenario), node ${process.version}, ${meta.cpus} cpus (load ${meta.loadAverage?.toFixed(1)}), commit ${commit}`,
     `etcd: ${meta.etcd}`,
     '',
     'members clients | etcetera puts/s  p50 ms  p99 ms | etcd puts/s  p50 ms  p99 ms | puts/s ratio  p99 ratio',

@@ -6,10 +6,11 @@
  * for the few fields it needs (bench/lib/etcd-json-scan.ts, etcd-proto.ts), never parsed into
  * objects.
  *
- * etcetera: one websocket per connection at /v3/watch (many watches each, JSON messages), read
- * by a minimal frame reader. etcd: one grpc-js Client per connection (its own subchannel, so
- * its own TCP connection) with one Watch stream carrying all of that connection's watches, as
- * etcd's clients multiplex them.
+ * gRPC (etcd, and etcetera by default): one grpc-js Client per connection (its own subchannel,
+ * so its own TCP connection) with one Watch stream carrying all of that connection's watches,
+ * as etcd's clients multiplex them; the same code path for both systems. JSON (etcetera with
+ * --protocol json): one websocket per connection at /v3/watch (many watches each, JSON
+ * messages), read by a minimal frame reader.
  */
 import { performance } from 'node:perf_hooks';
 import { Client, credentials } from '@grpc/grpc-js';
@@ -161,7 +162,7 @@ async function openEtcetera(watchers: number[]): Promise<Conn> {
   return conn;
 }
 
-function openEtcd(watchers: number[]): Conn {
+function openGrpc(watchers: number[]): Conn {
   const conn: Conn = { order: watchers, createdSeen: 0, byId: [], close: () => {} };
   const client = new Client(`127.0.0.1:${config.port}`, credentials.createInsecure(), {
     'grpc.use_local_subchannel_pool': 1,
@@ -220,7 +221,7 @@ async function start(c: RunConfig, g: number, generators: number): Promise<void>
   for (let i = 0; i < localLists.length; i += CONNECT_PARALLEL) {
     const batch = localLists.slice(i, i + CONNECT_PARALLEL);
     const opened = await Promise.all(
-      batch.map((l) => (c.system === 'etcd' ? Promise.resolve(openEtcd(l)) : openEtcetera(l))),
+      batch.map((l) => (c.protocol === 'grpc' ? Promise.resolve(openGrpc(l)) : openEtcetera(l))),
     );
     conns.push(...opened);
   }

@@ -13,8 +13,13 @@ export type Scenario = (typeof SCENARIOS)[number];
 export const LAYOUTS = ['shared', 'own'] as const;
 export type Layout = (typeof LAYOUTS)[number];
 
+/** How etcetera is driven: etcd's gRPC API (as etcd is), or its JSON API over websockets. */
+export type Protocol = 'grpc' | 'json';
+
 export interface RunConfig {
   system: System;
+  /** etcd is always driven over gRPC. */
+  protocol: Protocol;
   scenario: Scenario;
   clientUrl: string;
   port: number;

@@ -28,6 +28,7 @@ import { currentRevision, type ServerProcess, type System, startServer } from '.
 
 export interface RunShape {
   scenario: Scenario;
+  protocol: RunConfig['protocol'];
   watchers: number;
   connections: number;
   rate: number;
@@ -107,6 +108,7 @@ export async function runOnce(
   try {
     const config: RunConfig = {
       ...shape,
+      protocol: system === 'etcd' ? 'grpc' : shape.protocol,
       system,
       clientUrl: server.clientUrl,
       port: server.port,
@@ -226,6 +228,7 @@ function combine(
     layout: config.layout,
     keysPerPrefix: config.keysPerPrefix,
     maxInFlight: config.maxInFlight,
+    protocol: config.protocol,
     system: config.system,
   };
   const errors = [

@@ -5,8 +5,9 @@
  * big-endian double of monotonic microseconds) so that any watcher can compute its latency.
  * Per prefix it records the revisions the server acknowledged: what each watcher must receive.
  *
- * etcetera: POST /v3/kv/put over keep-alive HTTP (its JSON API). etcd: KV/Put over gRPC, hand
- * encoded (bench/lib/etcd-proto.ts), on one connection as etcd's clients do.
+ * gRPC (etcd, and etcetera by default): KV/Put, hand encoded (bench/lib/etcd-proto.ts), on one
+ * connection as etcd's clients do; the same code for both systems. JSON (etcetera with
+ * --protocol json): POST /v3/kv/put over keep-alive HTTP.
  */
 import { Agent, request } from 'node:http';
 import { Client, credentials } from '@grpc/grpc-js';
@@ -57,7 +58,7 @@ function etceteraPut(config: RunConfig): PutFn {
   };
 }
 
-function etcdPut(config: RunConfig): PutFn {
+function grpcPut(config: RunConfig): PutFn {
   const client = new Client(`127.0.0.1:${config.port}`, credentials.createInsecure());
   const identity = (b: Buffer) => b;
   return (key, value, done) => {
@@ -89,7 +90,7 @@ function putAsync(key: string, value: Buffer): Promise<number> {
 
 async function prepare(c: RunConfig): Promise<void> {
   config = c;
-  put = c.system === 'etcd' ? etcdPut(c) : etceteraPut(c);
+  put = c.protocol === 'grpc' ? grpcPut(c) : etceteraPut(c);
   // Warm the connection on a key no watcher watches.
   await putAsync('/fanout-warmup', Buffer.alloc(8));
   process.send?.({ type: 'ready' } satisfies FromWriter);

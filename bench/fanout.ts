@@ -21,7 +21,8 @@
  * --duration S, --connections N (or "each": one per watcher), --value-size B,
  * --layout shared|own, --keys N (keys per prefix), --generators N, --repeat N, --vs-etcd,
  * --etcd-only, --cpu-prof (the member's V8 profile, summarised), --drain S, --setup-timeout S,
- * --max-in-flight N, --out DIR, --cli PATH (another build's cli.js, e.g. main's, to compare
+ * --max-in-flight N, --protocol grpc|json (how etcetera is driven; default grpc, the code
+ * path etcd is driven by), --out DIR, --cli PATH (another build's cli.js, e.g. main's, to compare
  * branches; the member runs from a private copy of its directory either way).
  * Writes bench/results/fanout-<time>.json (metadata: commit, node, flags) and .html (plot).
  */
@@ -57,6 +58,7 @@ const { values: args } = parseArgs({
     'max-in-flight': { type: 'string', default: '1000' },
     out: { type: 'string' },
     cli: { type: 'string' },
+    protocol: { type: 'string', default: 'grpc' },
   },
 });
 
@@ -94,6 +96,8 @@ function plan(): RunShape[] {
   for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown --scenario ${s}`);
   if (args.layout !== undefined && !LAYOUTS.includes(args.layout as Layout))
     throw new Error(`--layout is shared or own`);
+  const protocol = args.protocol;
+  if (protocol !== 'grpc' && protocol !== 'json') throw new Error('--protocol is grpc or json');
   const shapes: RunShape[] = [];
   for (const scenario of scenarios) {
     const d = DEFAULTS[scenario];
@@ -112,6 +116,7 @@ function plan(): RunShape[] {
           layout: (args.layout as Layout | undefined) ?? d.layout,
           keysPerPrefix: positive('keys', Number(args.keys ?? d.keys)),
           maxInFlight: positive('max-in-flight', Number(args['max-in-flight'])),
+          protocol,
         });
       }
     }

@@ -228,6 +228,34 @@ export const ERRORS = {
     grpc: GrpcCode.ResourceExhausted,
     message: 'etcetera: too many watches on this stream',
   },
+  // --- etcd gRPC API (src/api/grpc): maintenance, auth and what etcetera does not offer ---
+  ERR_NOT_LEADER: { grpc: GrpcCode.FailedPrecondition, message: 'etcdserver: not leader' },
+  ERR_BAD_LEADER_TRANSFEREE: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: bad leader transferee',
+  },
+  ERR_AUTH_NOT_ENABLED: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: authentication is not enabled',
+  },
+  ERR_USER_NOT_FOUND: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: user name not found',
+  },
+  ERR_ROLE_NOT_FOUND: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: role name not found',
+  },
+  ERR_GRPC_UNIMPLEMENTED: { grpc: GrpcCode.Unimplemented, message: 'etcetera: not implemented' },
+  ERR_GRPC_BAD_MESSAGE: {
+    grpc: GrpcCode.Internal,
+    message: 'grpc: error unmarshalling request',
+  },
+  // --- client: snapshot ---
+  ERR_SNAPSHOT_INTEGRITY: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: snapshot integrity check failed',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -103,6 +103,16 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_HOST_NOT_ALLOWED: 403,
   // etcd watch stream: answered in-stream (a refused create); 429 if it ever ends a request.
   ERR_WATCH_LIMIT: 429,
+  // etcd gRPC API (src/api/grpc): gateway statuses, should a JSON route ever raise them.
+  ERR_NOT_LEADER: 412,
+  ERR_BAD_LEADER_TRANSFEREE: 412,
+  ERR_AUTH_NOT_ENABLED: 412,
+  ERR_USER_NOT_FOUND: 412,
+  ERR_ROLE_NOT_FOUND: 412,
+  ERR_GRPC_UNIMPLEMENTED: 501,
+  ERR_GRPC_BAD_MESSAGE: 500,
+  // --- client: snapshot (raised by the client, never sent by a server) ---
+  ERR_SNAPSHOT_INTEGRITY: 500,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

@@ -1,18 +1,24 @@
 /**
  * The client CLI, for people without etcdctl: `etcetera get|put|del|txn|watch|lease|compact|
- * member list|endpoint status|endpoint health`, over the JSON API, with etcdctl's flags
- * that matter and its simple, json and table output (src/client/etcdctl-output.ts).
+ * member list|endpoint status|health|hashkv|defrag|alarm list|disarm|move-leader|snapshot
+ * save|status`, over gRPC (or the JSON API with
+ * `--transport json`), with etcdctl's flags that matter and its simple, json and table
+ * output (src/client/etcdctl-output.ts).
  *
  * Exit codes as etcdctl's: 0 ok, 1 the server refused, 2 no server answered, 128 bad usage.
  */
 
 import {
+  formatAlarms,
   formatDelete,
   formatGet,
+  formatHashKv,
   formatLeaseGrant,
   formatLeases,
   formatMembers,
+  formatMoveLeader,
   formatPut,
+  formatSnapshotStatus,
   formatStatus,
   formatTimeToLive,
   formatTxn,
@@ -20,6 +26,7 @@ import {
   leaseHex,
   OutputFormat,
   stringify,
+  UnsupportedFormat,
 } from '../client/etcdctl-output.js';
 import {
   flagBool,
@@ -29,8 +36,10 @@ import {
   parseTxn,
   usageError,
 } from '../client/etcdctl-txn.js';
-import { Client, ClientError } from '../client/index.js';
-import type { RangeOptions, SortOrder, SortTarget } from '../client/types.js';
+import { Client, ClientError, type Protocol } from '../client/index.js';
+import { saveSnapshot } from '../client/snapshot.js';
+import { snapshotStatus } from '../client/snapshot-status.js';
+import type { HashKvResponse, RangeOptions, SortOrder, SortTarget } from '../client/types.js';
 
 export interface ClientIo {
   stdout: (s: string) => void;
@@ -41,10 +50,18 @@ export interface ClientIo {
   signal?: AbortSignal;
 }
 
-const EXIT = { ok: 0, error: 1, badConnection: 2, badArgs: 128 } as const;
+const EXIT = {
+  ok: 0,
+  error: 1,
+  badConnection: 2,
+  badFeature: 4,
+  interrupted: 5,
+  badArgs: 128,
+} as const;
 
 interface Ctx {
   client: Client;
+  transport: Protocol;
   args: ParsedArgs;
   format: OutputFormat;
   endpoints: string[];
@@ -64,6 +81,10 @@ const COMMANDS: Record<string, Command> = {
   lease: cmdLease,
   member: cmdMember,
   endpoint: cmdEndpoint,
+  defrag: cmdDefrag,
+  alarm: cmdAlarm,
+  'move-leader': cmdMoveLeader,
+  snapshot: cmdSnapshot,
 };
 
 export const CLIENT_COMMANDS = Object.keys(COMMANDS);
@@ -98,13 +119,19 @@ export async function runClientCommand(
     process.env.ETCDCTL_ENDPOINTS ??
     '127.0.0.1:2379'
   ).split(',');
-  const client = new Client({ endpoints, timeoutMs: 10_000 });
+  const transport = args.flags.get('transport') ?? process.env.ETCETERA_TRANSPORT ?? 'grpc';
+  if (transport !== 'grpc' && transport !== 'json') {
+    io.stderr(`Error: unsupported transport ${transport} (grpc or json)\n`);
+    return EXIT.badArgs;
+  }
+  const client = new Client({ endpoints, timeoutMs: 10_000, transport });
   const print = (lines: string[]) => {
     if (lines.length > 0) io.stdout(`${lines.join('\n')}\n`);
   };
   try {
     return await command({
       client,
+      transport,
       args: { ...args, positionals: rest },
       format,
       endpoints,
@@ -113,6 +140,7 @@ export async function runClientCommand(
     });
   } catch (e) {
     io.stderr(`Error: ${e instanceof Error ? e.message : String(e)}\n`);
+    if (e instanceof UnsupportedFormat) return EXIT.badFeature;
     if (e instanceof ClientError && e.httpStatus === 0)
       return e.grpcCode === 3 ? EXIT.badArgs : EXIT.badConnection;
     return EXIT.error;
@@ -358,7 +386,7 @@ async function cmdEndpoint(ctx: Ctx): Promise<number> {
   if (sub === 'status') {
     const all = [];
     for (const endpoint of ctx.endpoints) {
-      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000 });
+      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000, transport: ctx.transport });
       try {
         all.push({ endpoint, status: await one.status() });
       } finally {
@@ -371,7 +399,7 @@ async function cmdEndpoint(ctx: Ctx): Promise<number> {
   if (sub === 'health') {
     let code: number = EXIT.ok;
     for (const endpoint of ctx.endpoints) {
-      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000 });
+      const one = new Client({ endpoints: [endpoint], timeoutMs: 5000, transport: ctx.transport });
       const started = Date.now();
       try {
         const h = await one.health();
@@ -391,5 +419,113 @@ async function cmdEndpoint(ctx: Ctx): Promise<number> {
     }
     return code;
   }
-  throw usageError('endpoint command supports: status, health');
+  if (sub === 'hashkv') {
+    const revision = flagInt(ctx.args, 'rev') ?? 0;
+    const all: Array<{ endpoint: string; hashKv: HashKvResponse }> = [];
+    let failed = false;
+    for (const endpoint of ctx.endpoints) {
+      await withEndpoint(ctx, endpoint, async (one) => {
+        try {
+          all.push({ endpoint, hashKv: await one.hashKv(revision) });
+        } catch (e) {
+          ctx.io.stderr(
+            `failed to get the hash of endpoint ${endpoint} (${(e as Error).message})\n`,
+          );
+          failed = true;
+        }
+      });
+    }
+    ctx.print(formatHashKv(all, ctx.format));
+    return failed ? EXIT.error : EXIT.ok;
+  }
+  throw usageError('endpoint command supports: status, health, hashkv');
+}
+
+/** Runs `fn` with a client of its own for one endpoint (etcdctl's per-endpoint commands). */
+async function withEndpoint<T>(
+  ctx: Ctx,
+  endpoint: string,
+  fn: (client: Client) => Promise<T>,
+): Promise<T> {
+  const one = new Client({ endpoints: [endpoint], timeoutMs: 10_000, transport: ctx.transport });
+  try {
+    return await fn(one);
+  } finally {
+    one.close();
+  }
+}
+
+// --- maintenance ----------------------------------------------------------------------------
+
+async function cmdDefrag(ctx: Ctx): Promise<number> {
+  let failures = 0;
+  for (const endpoint of ctx.endpoints) {
+    await withEndpoint(ctx, endpoint, async (one) => {
+      try {
+        await one.defragment();
+        ctx.print([`Finished defragmenting etcd member[${endpoint}]`]);
+      } catch (e) {
+        ctx.io.stderr(`Failed to defragment etcd member[${endpoint}] (${(e as Error).message})\n`);
+        failures++;
+      }
+    });
+  }
+  return failures === 0 ? EXIT.ok : EXIT.error;
+}
+
+async function cmdAlarm(ctx: Ctx): Promise<number> {
+  const [sub, extra] = ctx.args.positionals;
+  if (sub !== 'list' && sub !== 'disarm') throw usageError('alarm command supports: list, disarm');
+  if (extra !== undefined) throw usageError(`alarm ${sub} command accepts no arguments`);
+  const r = sub === 'list' ? await ctx.client.alarmList() : await ctx.client.alarmDisarm();
+  ctx.print(formatAlarms(r, ctx.format));
+  return EXIT.ok;
+}
+
+async function cmdMoveLeader(ctx: Ctx): Promise<number> {
+  const [target, extra] = ctx.args.positionals;
+  if (target === undefined || extra !== undefined)
+    throw usageError('move-leader command needs 1 argument');
+  if (!/^[0-9a-fA-F]{1,16}$/.test(target))
+    throw usageError(`strconv.ParseUint: parsing ${JSON.stringify(target)}: invalid syntax`);
+  const targetId = BigInt(`0x${target}`).toString();
+  // The request must go to the leader: find which endpoint is it.
+  for (const endpoint of ctx.endpoints) {
+    const done = await withEndpoint(ctx, endpoint, async (one) => {
+      const s = await one.status();
+      if (s.header.memberId !== s.leader) return false;
+      const header = await one.moveLeader(targetId);
+      ctx.print(formatMoveLeader(s.leader, targetId, header, ctx.format));
+      return true;
+    });
+    if (done) return EXIT.ok;
+  }
+  throw usageError(`no leader endpoint given at [${ctx.endpoints.join(' ')}]`);
+}
+
+async function cmdSnapshot(ctx: Ctx): Promise<number> {
+  const [sub, file, extra] = ctx.args.positionals;
+  if (sub === 'status') {
+    if (file === undefined || extra !== undefined)
+      throw usageError('snapshot status requires exactly one argument');
+    ctx.print(formatSnapshotStatus(await snapshotStatus(file), ctx.format));
+    return EXIT.ok;
+  }
+  if (sub !== 'save') throw usageError('snapshot command supports: save, status');
+  if (file === undefined || extra !== undefined)
+    throw usageError('snapshot save expects one argument');
+  if (ctx.endpoints.length !== 1) {
+    ctx.io.stderr(
+      `Error: snapshot must be requested to one selected node, not multiple [${ctx.endpoints.join(' ')}]\n`,
+    );
+    return EXIT.interrupted;
+  }
+  try {
+    await saveSnapshot(ctx.client.snapshot(), file);
+  } catch (e) {
+    ctx.io.stderr(`Error: ${(e as Error).message}\n`);
+    return EXIT.interrupted;
+  }
+  ctx.print([`Snapshot saved at ${file}`]);
+  return EXIT.ok;
 }

@@ -7,7 +7,9 @@
  */
 import { text } from './codec.js';
 import type {
+  AlarmResponse,
   DeleteResponse,
+  HashKvResponse,
   KeyValue,
   LeaseGrantResponse,
   LeaseTimeToLiveResponse,
@@ -360,4 +362,84 @@ export function formatStatus(
     return table(headers, rows);
   }
   return rows.map((r) => `${r.join(', ')}`);
+}
+
+// --- maintenance ------------------------------------------------------------------------
+
+/** etcdctl refuses a format a command has no printer for ("table not supported ..."). */
+export class UnsupportedFormat extends Error {
+  constructor(f: OutputFormat) {
+    super(`${f} not supported as output format`);
+  }
+}
+
+const ALARM_NUMBER = { NONE: 0, NOSPACE: 1, CORRUPT: 2 } as const;
+
+/** A header etcd left empty (alarm, defragment and move-leader answers) is left out. */
+const optionalHeader = (h: ResponseHeader) =>
+  h.clusterId === '0' && h.memberId === '0' ? undefined : headerJson(h);
+
+/** `alarm list` and `alarm disarm`: one protobuf text line per alarm. */
+export function formatAlarms(r: AlarmResponse, f: OutputFormat): string[] {
+  if (f === 'table') throw new UnsupportedFormat(f);
+  if (f === 'json') {
+    const alarms = r.alarms.map((a) => ({
+      memberID: raw(a.memberId),
+      alarm: nz(ALARM_NUMBER[a.alarm]),
+    }));
+    return [
+      stringify({
+        header: optionalHeader(r.header),
+        alarms: alarms.length > 0 ? alarms : undefined,
+      }),
+    ];
+  }
+  return r.alarms.map((a) => `memberID:${a.memberId} alarm:${a.alarm} `);
+}
+
+export function formatHashKv(
+  all: Array<{ endpoint: string; hashKv: HashKvResponse }>,
+  f: OutputFormat,
+): string[] {
+  if (f === 'json') {
+    const list = all.map(({ endpoint, hashKv: h }) => ({
+      Endpoint: endpoint,
+      HashKV: {
+        header: headerJson(h.header),
+        hash: nz(h.hash),
+        compact_revision: nz(h.compactRevision),
+      },
+    }));
+    return [stringify(list)];
+  }
+  const rows = all.map(({ endpoint, hashKv }) => [endpoint, String(hashKv.hash)]);
+  if (f === 'table') return table(['ENDPOINT', 'HASH'], rows);
+  return rows.map((r) => r.join(', '));
+}
+
+export function formatMoveLeader(
+  from: string,
+  to: string,
+  header: ResponseHeader,
+  f: OutputFormat,
+): string[] {
+  if (f === 'table') throw new UnsupportedFormat(f);
+  if (f === 'json') return [stringify({ header: optionalHeader(header) })];
+  return [`Leadership transferred from ${hexId(from)} to ${hexId(to)}`];
+}
+
+/** `snapshot status`: etcdctl prints the hash in hex in simple and table form. */
+export function formatSnapshotStatus(
+  s: { hash: number; revision: number; totalKey: number; totalSize: number },
+  f: OutputFormat,
+): string[] {
+  if (f === 'json') return [stringify(s)];
+  const row = [
+    s.hash.toString(16),
+    String(s.revision),
+    String(s.totalKey),
+    humanBytes(s.totalSize),
+  ];
+  if (f === 'table') return table(['HASH', 'REVISION', 'TOTAL KEYS', 'TOTAL SIZE'], [row]);
+  return [row.join(', ')];
 }

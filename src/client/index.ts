@@ -1,6 +1,6 @@
-/** src/client: a typed client for etcd's v3 JSON API (etcetera's and etcd's). Public surface. */
+/** src/client: a typed client for etcd's v3 API over gRPC or JSON (etcetera's and etcd's). Public surface. */
 
-export type { ClientOptions } from './client.js';
+export type { ClientOptions, Protocol } from './client.js';
 export { Client } from './client.js';
 export { prefixEnd, text, toBytes } from './codec.js';
 export { ClientError, isClientError } from './errors.js';

@@ -197,3 +197,22 @@ export interface WatchBatch {
   header: ResponseHeader;
   events: WatchEvent[];
 }
+
+// --- maintenance ------------------------------------------------------------------------
+
+export interface AlarmMember {
+  memberId: string;
+  alarm: 'NONE' | 'NOSPACE' | 'CORRUPT';
+}
+
+export interface AlarmResponse {
+  header: ResponseHeader;
+  alarms: AlarmMember[];
+}
+
+export interface HashKvResponse {
+  header: ResponseHeader;
+  /** CRC-32 (Castagnoli) of the keyspace's versions up to the revision, as etcd computes it. */
+  hash: number;
+  compactRevision: number;
+}

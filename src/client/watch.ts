@@ -1,6 +1,8 @@
 /**
- * A watch over etcd's HTTP stream form (POST /v3/watch, newline-delimited `{"result": ...}`
- * messages), resumed on its own after a lost connection.
+ * A watch, resumed on its own after a lost connection, over either carrier: etcd's HTTP
+ * stream form (POST /v3/watch, newline-delimited `{"result": ...}` messages, one request per
+ * watch: `httpWatches` below) or the gRPC Watch stream shared by every watch of a client
+ * (grpc-watch.ts).
  *
  * Resume invariant: `nextRevision` is the first revision not yet delivered. It moves to
  * (last event's mod_revision + 1) after each batch — etcd sends all events of a revision in
@@ -10,7 +12,7 @@
  * event is delivered exactly once, in order, across any number of reconnects.
  *
  * Ends for good only on close(), on a compaction past nextRevision (ERR_COMPACTED: the
- * events in between are gone), or when the server refuses the request itself (4xx).
+ * events in between are gone), or when the server refuses the request itself.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { GrpcCode } from '../errors.js';
@@ -18,6 +20,7 @@ import { decodeEvent, decodeHeader, selector } from './codec.js';
 import { ClientError } from './errors.js';
 import type { Json, Transport } from './transport.js';
 import type { KeyLike, ResponseHeader, WatchBatch, WatchOptions } from './types.js';
+import type { WatchCarrier, WatchSink } from './wire.js';
 
 export interface WatchHandlers {
   onBatch: (batch: WatchBatch) => void;
@@ -39,7 +42,9 @@ export class Watch {
   readonly ready: Promise<number>;
   private resolveReady!: (rev: number) => void;
   private rejectReady!: (err: unknown) => void;
-  private req: ClientRequest | undefined;
+  /** The current attempt's cancel function; undefined between attempts. */
+  private cancel: (() => void) | undefined;
+  private attempt = 0;
   private closed = false;
   private backoffMs = BACKOFF_MIN_MS;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -47,7 +52,7 @@ export class Watch {
   reconnects = 0;
 
   constructor(
-    private readonly transport: Transport,
+    private readonly carrier: WatchCarrier,
     private readonly key: KeyLike,
     private readonly options: WatchOptions,
     private readonly handlers: WatchHandlers,
@@ -67,65 +72,38 @@ export class Watch {
       ...(this.options.noDelete ? ['NODELETE'] : []),
     ];
     return {
-      create_request: {
-        ...selector(this.key, this.options),
-        start_revision: this.nextRevision > 0 ? this.nextRevision : undefined,
-        progress_notify: this.options.progressNotify,
-        filters: filters.length > 0 ? filters : undefined,
-        prev_kv: this.options.prevKv,
-      },
+      ...selector(this.key, this.options),
+      start_revision: this.nextRevision > 0 ? this.nextRevision : undefined,
+      progress_notify: this.options.progressNotify,
+      filters: filters.length > 0 ? filters : undefined,
+      prev_kv: this.options.prevKv,
     };
   }
 
   private connect(): void {
     if (this.closed) return;
-    const req = this.transport.stream('/v3/watch', this.createRequest());
-    this.req = req;
-    req.on('error', (e) => this.lost(req, e));
-    req.on('response', (res) => {
-      if (res.statusCode !== 200) return this.refused(req, res);
-      res.setEncoding('utf8');
-      let buffered = '';
-      res.on('data', (chunk: string) => {
-        buffered += chunk;
-        let nl = buffered.indexOf('\n');
-        while (nl >= 0) {
-          const line = buffered.slice(0, nl).trim();
-          buffered = buffered.slice(nl + 1);
-          if (line !== '' && !this.handleLine(req, line)) return;
-          nl = buffered.indexOf('\n');
-        }
-      });
-      res.on('error', (e) => this.lost(req, e));
-      res.on('close', () => this.lost(req, new Error('watch stream ended')));
+    const attempt = ++this.attempt;
+    const current = () => attempt === this.attempt && !this.closed;
+    this.cancel = this.carrier.open(this.createRequest(), {
+      message: (r) => current() && this.handle(r),
+      lost: (cause) => {
+        if (current()) this.lost(cause);
+      },
+      refused: (err) => {
+        if (current()) this.fail(err instanceof ClientError ? err : wrap(err));
+      },
     });
   }
 
-  /** Handles one message; false when the stream must not be read further. */
-  private handleLine(req: ClientRequest, line: string): boolean {
-    let msg: Json;
-    try {
-      msg = JSON.parse(line) as Json;
-    } catch (e) {
-      this.lost(req, e);
-      return false;
-    }
-    if (msg.error !== undefined) {
-      const e = msg.error as { grpc_code?: number; http_code?: number; message?: string };
-      this.lost(
-        req,
-        new ClientError(e.message ?? 'watch error', e.grpc_code ?? 2, e.http_code ?? 0),
-      );
-      return false;
-    }
-    const r = (msg.result ?? {}) as Json;
+  /** Handles one WatchResponse; false when the attempt must not be read further. */
+  private handle(r: Json): boolean {
     const header = decodeHeader(r.header);
     if (r.created === true) {
       this.backoffMs = BACKOFF_MIN_MS;
       if (this.nextRevision === 0) this.nextRevision = header.revision + 1;
       this.resolveReady(header.revision);
     }
-    if (r.canceled === true) return this.canceled(req, r);
+    if (r.canceled === true) return this.canceled(r);
     const events = ((r.events as unknown[] | undefined) ?? []).map(decodeEvent);
     if (events.length > 0) {
       const last = events[events.length - 1];
@@ -138,7 +116,7 @@ export class Watch {
     return true;
   }
 
-  private canceled(req: ClientRequest, r: Json): false {
+  private canceled(r: Json): false {
     const compacted = Number(r.compact_revision ?? 0);
     if (compacted > 0) {
       this.fail(
@@ -150,37 +128,18 @@ export class Watch {
       );
     } else {
       // Canceled by the server for another reason (a slow watcher, a restart): resume.
-      this.lost(req, new Error(String(r.cancel_reason ?? 'watch canceled by the server')));
+      this.lost(new Error(String(r.cancel_reason ?? 'watch canceled by the server')));
     }
     return false;
   }
 
-  private refused(req: ClientRequest, res: IncomingMessage): void {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => {
-      const status = res.statusCode ?? 0;
-      let body: Json = {};
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
-      } catch {}
-      const err = new ClientError(
-        String(body.message ?? `HTTP ${status}`),
-        Number(body.code ?? 2),
-        status,
-      );
-      if (status >= 400 && status < 500) this.fail(err);
-      else this.lost(req, err);
-    });
-  }
-
-  /** The connection of `req` is gone: reconnect after a backoff, unless closed or already handled. */
-  private lost(req: ClientRequest, cause: unknown): void {
-    if (this.req !== req || this.closed) return;
-    this.req = undefined;
-    req.destroy();
+  /** The current attempt is gone: reconnect after a backoff, unless closed. */
+  private lost(cause: unknown): void {
+    if (this.closed) return;
+    this.attempt++;
+    this.cancel?.();
+    this.cancel = undefined;
     this.reconnects++;
-    if (!(cause instanceof ClientError)) this.transport.failover();
     this.handlers.onReconnect?.(this.nextRevision, cause);
     const delay = this.backoffMs;
     this.backoffMs = Math.min(BACKOFF_MAX_MS, this.backoffMs * 2);
@@ -190,18 +149,105 @@ export class Watch {
   private fail(err: ClientError): void {
     if (this.closed) return;
     this.closed = true;
-    this.req?.destroy();
-    this.req = undefined;
+    this.cancel?.();
+    this.cancel = undefined;
     this.rejectReady(err);
     this.handlers.onError?.(err);
   }
 
-  /** Stops the watch and closes its connection. */
+  /** Stops the watch (the server is told) and frees its connection. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.req?.destroy();
-    this.req = undefined;
+    this.cancel?.();
+    this.cancel = undefined;
     this.rejectReady(new ClientError('watch closed', GrpcCode.Canceled, 0));
   }
+}
+
+function wrap(e: Error): ClientError {
+  return new ClientError(e.message, GrpcCode.Unknown, 0, { cause: e });
+}
+
+/** The HTTP carrier: one streaming POST /v3/watch per watch attempt. */
+export function httpWatches(transport: Transport): WatchCarrier {
+  return {
+    open(create, sink) {
+      const req = transport.stream('/v3/watch', { create_request: create });
+      let over = false;
+      const lost = (cause: unknown) => {
+        if (over) return;
+        over = true;
+        req.destroy();
+        if (!(cause instanceof ClientError)) transport.failover();
+        sink.lost(cause);
+      };
+      req.on('error', lost);
+      req.on('response', (res) => {
+        if (res.statusCode !== 200) return refused(res, sink, lost);
+        res.setEncoding('utf8');
+        let buffered = '';
+        res.on('data', (chunk: string) => {
+          buffered += chunk;
+          let nl = buffered.indexOf('\n');
+          while (nl >= 0 && !over) {
+            const line = buffered.slice(0, nl).trim();
+            buffered = buffered.slice(nl + 1);
+            if (line !== '' && !handleLine(line, sink, lost)) {
+              over = true;
+              req.destroy();
+              return;
+            }
+            nl = buffered.indexOf('\n');
+          }
+        });
+        res.on('error', lost);
+        res.on('close', () => lost(new Error('watch stream ended')));
+      });
+      return () => {
+        over = true;
+        req.destroy();
+      };
+    },
+  };
+}
+
+function handleLine(line: string, sink: WatchSink, lost: (cause: unknown) => void): boolean {
+  let msg: Json;
+  try {
+    msg = JSON.parse(line) as Json;
+  } catch (e) {
+    lost(e);
+    return false;
+  }
+  if (msg.error !== undefined) {
+    const e = msg.error as { grpc_code?: number; http_code?: number; message?: string };
+    lost(new ClientError(e.message ?? 'watch error', e.grpc_code ?? 2, e.http_code ?? 0));
+    return false;
+  }
+  return sink.message((msg.result ?? {}) as Json);
+}
+
+function refused(
+  res: IncomingMessage,
+  sink: WatchSink,
+  lost: (cause: unknown) => void,
+): ClientRequest | undefined {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => {
+    const status = res.statusCode ?? 0;
+    let body: Json = {};
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
+    } catch {}
+    const err = new ClientError(
+      String(body.message ?? `HTTP ${status}`),
+      Number(body.code ?? 2),
+      status,
+    );
+    if (status >= 400 && status < 500) sink.refused(err);
+    else lost(err);
+  });
+  return undefined;
 }

@@ -1,8 +1,11 @@
 /**
- * The client listeners (--listen-client-urls): one HTTP server per URL, all serving the same
- * request handler and websocket upgrades.
- *
- * The handler is the etcd face from src/api (`createEtcdApi`).
+ * The client listeners (--listen-client-urls): one TCP listener per URL, each serving etcd's
+ * gRPC API and the HTTP faces on the same port, as etcd's client port does. A connection
+ * that opens with the HTTP/2 client preface (`PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`) is gRPC over
+ * cleartext HTTP/2 and goes to the gRPC face (src/api/grpc); anything else is HTTP/1.1 and goes
+ * to the URL's node:http server (the etcd JSON face from src/api, `createEtcdApi`, with its
+ * websocket upgrades). The first bytes read to decide are put back before the socket is handed
+ * over, so the chosen server sees the connection from its first byte.
  *
  * Serving waits for a `ServeGate`: the listeners are bound at start (the member must know
  * its client ports to announce them), and accept connections, but every request and
@@ -13,14 +16,21 @@
  * gate's timeout is answered 503 (ERR_UNHEALTHY: not published yet), so nothing hangs.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  type AddressInfo,
+  createServer as createNetServer,
+  type Server as NetServer,
+  type Socket,
+} from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AccessOptions } from '../api/access.js';
+import { createGrpcFace, type GrpcFace } from '../api/grpc/server.js';
 import { type ApiOptions, createEtcdApi } from '../api/index.js';
 import { sendError } from '../api/respond.js';
 import { EtceteraError } from '../errors.js';
 import type { Logger } from './logger.js';
-import { closeServer, listen } from './peer-http.js';
 import type { MemberApi } from './types.js';
+import { ETCD_CLUSTER_VERSION, ETCD_VERSION } from './version.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -29,12 +39,15 @@ export interface ClientFace {
   handler: RequestHandler;
   /** Websocket upgrades (watch streams), when the face serves any. */
   upgrade?: UpgradeHandler;
+  /** etcd's gRPC API, for connections that open with the HTTP/2 preface. */
+  grpc?: GrpcFace;
   close?(): Promise<void> | void;
 }
 
 /**
  * The etcd face (src/api) over `member`: its routes and /v3/watch over the member's watch
- * cache, websocket watches through `handleUpgrade`, and `close` ending open watch streams.
+ * cache, websocket watches through `handleUpgrade`, the gRPC API, and `close` ending open
+ * watch streams and gRPC calls.
  */
 export function apiFace(
   member: MemberApi,
@@ -44,15 +57,21 @@ export function apiFace(
   const api = createEtcdApi(member, {
     logger,
     cacher: member.watchCache,
+    version: { server: ETCD_VERSION, cluster: ETCD_CLUSTER_VERSION },
     access: options.access,
     watch: options.watch,
   });
+  const grpc = createGrpcFace(member, { logger });
   return {
     handler: api.app,
     upgrade: (req, socket, head) => {
       if (!api.handleUpgrade(req, socket, head)) socket.destroy();
     },
-    close: () => api.close(),
+    grpc,
+    close: async () => {
+      await grpc.close();
+      await api.close();
+    },
   };
 }
 
@@ -119,47 +138,150 @@ export class ServeGate {
               });
             },
           }),
+      ...(face.grpc === undefined ? {} : { grpc: this.guardGrpc(face.grpc) }),
       close: () => {
         this.open();
         return face.close?.();
       },
     };
   }
+
+  /** gRPC connections wait for the gate too; one still waiting at its timeout is closed. */
+  private guardGrpc(grpc: GrpcFace): GrpcFace {
+    return {
+      injectConnection: (socket) => {
+        if (this.opened) return grpc.injectConnection(socket);
+        void this.wait().then((ok) => {
+          if (socket.destroyed) return;
+          if (ok) grpc.injectConnection(socket);
+          else socket.destroy();
+        });
+      },
+      close: () => grpc.close(),
+    };
+  }
+}
+
+/** The HTTP/2 client connection preface (RFC 9113 §3.4). */
+export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/**
+ * Reads the first bytes of `socket` until they either are the HTTP/2 preface or cannot be,
+ * puts them back, and calls `to` with the verdict. Waits no longer than needed: the first byte
+ * that differs from the preface decides for HTTP/1.1.
+ */
+export function sniffProtocol(
+  socket: Socket,
+  to: (protocol: 'h2c' | 'http1', head: Buffer) => void,
+): void {
+  let got: Buffer | undefined;
+  const onData = (chunk: Buffer) => {
+    got = got === undefined ? chunk : Buffer.concat([got, chunk]);
+    const n = Math.min(got.length, HTTP2_PREFACE.length);
+    const prefix = got.subarray(0, n).equals(HTTP2_PREFACE.subarray(0, n));
+    if (prefix && got.length < HTTP2_PREFACE.length) return;
+    socket.off('data', onData);
+    socket.pause();
+    to(prefix ? 'h2c' : 'http1', got);
+  };
+  socket.on('data', onData);
+}
+
+/**
+ * Hands a sniffed socket to an HTTP/1.1 server. node:http reads a fresh socket's native handle
+ * directly (bypassing the stream's buffer, where an unshift would put the bytes), so the bytes
+ * already read go to its data listener instead, then reading resumes.
+ */
+function toHttp1(http: Server, socket: Socket, head: Buffer): void {
+  http.emit('connection', socket);
+  socket.emit('data', head);
+  socket.resume();
+}
+
+/** Hands a sniffed socket to node:http2 (via grpc-js), which takes buffered bytes first. */
+function toH2c(grpc: GrpcFace, socket: Socket, head: Buffer): void {
+  socket.unshift(head);
+  grpc.injectConnection(socket);
+}
+
+interface Listener {
+  net: NetServer;
+  http: Server;
+  sockets: Set<Socket>;
 }
 
 /** Listening client servers; `urls` are the bound addresses (port 0 resolved). */
 export class ClientListeners {
   private constructor(
-    private readonly servers: Server[],
+    private readonly listeners: Listener[],
     readonly urls: URL[],
     private readonly face: ClientFace,
   ) {}
 
   static async open(face: ClientFace, listenUrls: URL[]): Promise<ClientListeners> {
-    const servers: Server[] = [];
+    const listeners: Listener[] = [];
     const urls: URL[] = [];
     try {
       for (const u of listenUrls) {
-        const server = createServer(face.handler);
-        if (face.upgrade !== undefined) server.on('upgrade', face.upgrade);
-        else server.on('upgrade', (_req, socket: Duplex) => socket.destroy());
-        servers.push(server);
-        const a = await listen(server, u);
+        const l = listener(face);
+        listeners.push(l);
+        const a = await listenOn(l.net, u);
         const bound = new URL(u.href);
         bound.port = String(a.port);
         urls.push(bound);
       }
     } catch (e) {
-      await Promise.all(servers.map(closeServer));
+      await Promise.all(listeners.map(closeListener));
       throw e;
     }
-    return new ClientListeners(servers, urls, face);
+    return new ClientListeners(listeners, urls, face);
   }
 
-  /** Stops accepting, ends open connections (watch streams included). */
+  /** Stops accepting, ends open connections (watch streams and gRPC calls included). */
   async close(): Promise<void> {
     // The face first, so open watch streams end with a proper close, then the sockets.
     await this.face.close?.();
-    await Promise.all(this.servers.map(closeServer));
+    await Promise.all(this.listeners.map(closeListener));
   }
+}
+
+function listener(face: ClientFace): Listener {
+  const http = createServer(face.handler);
+  if (face.upgrade !== undefined) http.on('upgrade', face.upgrade);
+  else http.on('upgrade', (_req, socket: Duplex) => socket.destroy());
+  const sockets = new Set<Socket>();
+  const net = createNetServer({ pauseOnConnect: false }, (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    // Until a server owns it, an error (a reset during the sniff) must not go unhandled.
+    const onError = () => socket.destroy();
+    socket.on('error', onError);
+    sniffProtocol(socket, (protocol, head) => {
+      socket.off('error', onError);
+      if (protocol === 'h2c' && face.grpc !== undefined) toH2c(face.grpc, socket, head);
+      else toHttp1(http, socket, head);
+    });
+  });
+  return { net, http, sockets };
+}
+
+function listenOn(server: NetServer, url: URL): Promise<AddressInfo> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = url.port === '' ? 80 : Number(url.port);
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) => reject(e);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function closeListener(l: Listener): Promise<void> {
+  return new Promise((resolve) => {
+    l.net.close(() => resolve());
+    l.http.closeAllConnections();
+    for (const s of l.sockets) s.destroy();
+  });
 }

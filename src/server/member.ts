@@ -35,10 +35,18 @@ import { type MemberConfig, minLeaseTtlSeconds, requestTimeoutMs, urlString } fr
 import { openDataDir } from './data-dir.js';
 import { parseMemberId } from './ids.js';
 import { createLogger, type Logger } from './logger.js';
+import { createMaintenance } from './maintenance.js';
 import { addMember, type MembershipDeps, promoteMember, removeMember } from './membership.js';
 import { closeServer, listen } from './peer-http.js';
 import type { MemberRegistry } from './registry.js';
-import type { MemberApi, MemberInfo, MemberStatus, ReadOptions, ResponseHeader } from './types.js';
+import type {
+  MaintenanceApi,
+  MemberApi,
+  MemberInfo,
+  MemberStatus,
+  ReadOptions,
+  ResponseHeader,
+} from './types.js';
 import { dataSize, sleep } from './util.js';
 import { ETCD_VERSION } from './version.js';
 import { type Base, type Tuning, type Wired, wire } from './wiring.js';
@@ -57,6 +65,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   readonly store: Store;
   readonly registry: MemberRegistry;
   readonly maxRequestBytes: number;
+  readonly maintenance: MaintenanceApi;
   private readonly w: Wired;
   private readonly db: RaftDb;
   private readonly storage: LevelRaftStorage;
@@ -119,6 +128,14 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       assertServing: () => this.assertServing(),
       advertisedClientUrls: () => this.advertisedClientUrls(),
       onPublished: () => this.gate.open(),
+    });
+    this.maintenance = createMaintenance({
+      store: this.store,
+      registry: this.registry,
+      driver: this.w.driver,
+      selfId: this.id,
+      header: () => this.header(),
+      assertServing: () => this.assertServing(),
     });
   }
 

@@ -52,6 +52,24 @@ export interface ReadOptions {
   serializable?: boolean;
 }
 
+/**
+ * etcd's Maintenance calls beyond status: a snapshot of the store, keyspace hashes and
+ * leadership transfer. Optional on MemberApi so that test doubles need not offer them.
+ */
+export interface MaintenanceApi {
+  /**
+   * A consistent copy of the member's state: the bytes of its Raft snapshot (member registry
+   * and store), read between two applied batches.
+   */
+  snapshot(): Promise<{ header: ResponseHeader; data: Uint8Array }>;
+  /** The keyspace hash at `revision` (0: current); see src/store/hash.ts. */
+  hashKV(
+    revision: number,
+  ): Promise<{ header: ResponseHeader; hash: number; compactRevision: number; revision: number }>;
+  /** Hands leadership to `targetId` (decimal); on the leader only, as etcd. */
+  moveLeader(targetId: string): Promise<{ header: ResponseHeader }>;
+}
+
 /** What a face needs of a member. */
 export interface MemberApi {
   /** The header for an answer given now (current revision, term). */
@@ -107,4 +125,6 @@ export interface MemberApi {
   readonly metrics: Registry;
   /** The request size limit in bytes (--max-request-bytes). */
   readonly maxRequestBytes: number;
+  /** Snapshot, hash and leadership transfer (the gRPC Maintenance service). */
+  readonly maintenance?: MaintenanceApi;
 }

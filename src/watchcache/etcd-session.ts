@@ -13,14 +13,24 @@
  * request costs O(1) whatever the number of watches; etcd 3.4 answers each one, and so do we.
  * A stream holds at most `maxWatches` watches (etcd has no bound): one more create is refused
  * with watch_id -1 and ERR_WATCH_LIMIT's text, and the stream goes on.
+ *
+ * The session is generic over the wire format (`F`, the frame type): etcd's JSON
+ * (encoders/etcd-json.ts) for the HTTP and websocket streams, protobuf
+ * (encoders/etcd-protobuf.ts) for the gRPC Watch call.
  */
 
 import { EtceteraError, isEtceteraError } from '../errors.js';
 import { Revision } from '../store/types.js';
 import type { Cacher } from './cacher.js';
 import { Connection, type ConnectionOptions } from './connection.js';
-import type { EtcdFrame, EtcdJsonFormat } from './encoders/etcd-json.js';
-import type { FrameSink, WatchOptions } from './types.js';
+import type { EtcdFrame } from './encoders/etcd-json.js';
+import {
+  type FrameEncoder,
+  type FrameSink,
+  WatcherId,
+  type WatcherInfo,
+  type WatchOptions,
+} from './types.js';
 import type { Watcher } from './watcher.js';
 
 /** A decoded create_request. `watchId` 0 = let the server choose. */
@@ -36,16 +46,25 @@ export interface EtcdSessionOptions extends Omit<ConnectionOptions, 'onWatcherDo
 /** Watches one stream may hold at once, unless configured (--max-watches-per-stream). */
 export const DEFAULT_MAX_WATCHES_PER_STREAM = 10_000;
 
-export class EtcdWatchSession {
-  private readonly ids = new Map<number, Watcher<EtcdFrame>>();
+/** What a wire format of etcd's watch stream adds to a frame encoder: the create answer. */
+export interface EtcdWatchFormat<F> extends FrameEncoder<F> {
+  /** The answer to a create request; with `cancelReason`, a refused create (watch_id -1). */
+  createdFrame(watchId: number, revision: Revision, cancelReason?: string): F;
+}
+
+/** The stream itself, as the addressee of a progress_request answer (watch_id -1). */
+const STREAM: WatcherInfo = { id: WatcherId(0), watchId: -1, prevKv: false, fragment: false };
+
+export class EtcdWatchSession<F = EtcdFrame> {
+  private readonly ids = new Map<number, Watcher<F>>();
   private nextAutoId = 0;
-  private readonly connection: Connection<EtcdFrame>;
+  private readonly connection: Connection<F>;
   private readonly maxWatches: number;
 
   constructor(
     private readonly cacher: Cacher,
-    private readonly format: EtcdJsonFormat,
-    sink: FrameSink<EtcdFrame>,
+    private readonly format: EtcdWatchFormat<F>,
+    sink: FrameSink<F>,
     options: EtcdSessionOptions = {},
   ) {
     const { maxWatches, ...connectionOptions } = options;
@@ -77,7 +96,7 @@ export class EtcdWatchSession {
       this.refuse(new EtceteraError('ERR_WATCH_DUPLICATE_ID'));
       return;
     }
-    let w: Watcher<EtcdFrame>;
+    let w: Watcher<F>;
     const revision = this.cacher.revision;
     try {
       w = this.cacher.addWatcher(req, this.format, { watchId: id });
@@ -112,7 +131,7 @@ export class EtcdWatchSession {
    * the connection picks R when it writes the response (see connection.ts).
    */
   progress(): void {
-    this.connection.enqueueProgress((r) => this.format.controlFrame(r, -1, ''));
+    this.connection.enqueueProgress((r) => this.format.progressFrame(r, STREAM));
   }
 
   /** The stream ended (peer gone): cancel every watch, write nothing more. */

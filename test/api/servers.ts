@@ -72,8 +72,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startEtcd(dir: string): Promise<Target & { pid: number }> {
-  const [client, peer] = [await freePort(), await freePort()];
+/** A real etcd on loopback; pass the ports of an earlier run to restart it on its data dir. */
+export async function startEtcd(
+  dir: string,
+  ports?: { client: number; peer: number },
+): Promise<Target & { pid: number; ports: { client: number; peer: number } }> {
+  const [client, peer] = ports ? [ports.client, ports.peer] : [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${client}`;
   const peerUrl = `http://127.0.0.1:${peer}`;
   const child: ChildProcess = spawn(
@@ -101,6 +105,7 @@ export async function startEtcd(dir: string): Promise<Target & { pid: number }> 
     name: 'etcd',
     url,
     pid: child.pid as number,
+    ports: { client, peer },
     close: async () => {
       child.kill('SIGTERM');
       await exited;

@@ -12,16 +12,19 @@ async function setup(t: Test) {
   const run = async (args: string[], stdin = '', signal?: AbortSignal) => {
     let out = '';
     let err = '';
-    const code = await runClientCommand([`--endpoints=${target.url}`, ...args], {
-      stdout: (s) => {
-        out += s;
+    const code = await runClientCommand(
+      [`--endpoints=${target.url}`, '--transport=json', ...args],
+      {
+        stdout: (s) => {
+          out += s;
+        },
+        stderr: (s) => {
+          err += s;
+        },
+        readStdin: async () => stdin,
+        signal,
       },
-      stderr: (s) => {
-        err += s;
-      },
-      readStdin: async () => stdin,
-      signal,
-    });
+    );
     return { code, out, err };
   };
   return { run, target };

@@ -9,11 +9,11 @@ import { Client, ClientError, text } from '../../src/client/index.js';
 import { freePort, startDouble } from '../api/servers.js';
 import { clientSuite } from './suite.js';
 
-clientSuite(t, (dir) => startDouble(dir));
+clientSuite(t, (dir) => startDouble(dir), { transport: 'json' });
 
 async function setup(t: Test) {
   const target = await startDouble(t.testdir());
-  const client = new Client({ endpoints: [target.url] });
+  const client = new Client({ endpoints: [target.url], transport: 'json' });
   t.teardown(async () => {
     client.close();
     await target.close();
@@ -63,12 +63,12 @@ t.test(
       broken.server.close();
       await target.close();
     });
-    const viaDead = new Client({ endpoints: [dead, target.url] });
+    const viaDead = new Client({ endpoints: [dead, target.url], transport: 'json' });
     await viaDead.put('k', 'v');
     t.equal((await viaDead.get('k')).count, 1, 'a refused endpoint is skipped');
     viaDead.close();
 
-    const viaBroken = new Client({ endpoints: [broken.url, target.url] });
+    const viaBroken = new Client({ endpoints: [broken.url, target.url], transport: 'json' });
     const err = await viaBroken.put('k', 'w').catch((e: unknown) => e);
     t.ok(err instanceof ClientError && err.httpStatus === 0, 'a write cut off mid-request fails');
     t.equal(broken.hits(), 1, 'and is not sent again');
@@ -80,7 +80,7 @@ t.test(
     t.equal(broken.hits(), 2);
     viaBroken.close();
 
-    const none = new Client({ endpoints: [dead], timeoutMs: 1000 });
+    const none = new Client({ endpoints: [dead], timeoutMs: 1000, transport: 'json' });
     const down = await none.get('k').catch((e: unknown) => e);
     t.match(down, { grpcCode: 14, httpStatus: 0 });
     none.close();

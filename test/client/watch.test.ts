@@ -49,6 +49,7 @@ async function scripted(t: Test, steps: Step[]) {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const client = new Client({
     endpoints: [`http://127.0.0.1:${(server.address() as AddressInfo).port}`],
+    transport: 'json',
   });
   t.teardown(() => {
     client.close();
@@ -152,6 +153,7 @@ t.test('a refused watch request ends the watch', async (t) => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const client = new Client({
     endpoints: [`http://127.0.0.1:${(server.address() as AddressInfo).port}`],
+    transport: 'json',
   });
   t.teardown(() => {
     client.close();

@@ -5,6 +5,11 @@
  * the fields: base64 to bytes, int64 to numbers, enum names or numbers to the store's names.
  * An absent or null field is unset, as protobuf's JSON mapping reads it. Decoders never touch
  * a member: a body that fails here changes nothing.
+ *
+ * The gRPC face (src/api/grpc) decodes protobuf into the same object shape (proto field names,
+ * int64 as decimal strings, enums as numbers, bytes as Uint8Array) and calls these decoders
+ * with `from: 'protobuf'`: the JSON schema check is skipped (protobuf already fixed the types)
+ * and every other check is shared, so both faces build identical store requests.
  */
 import { EtceteraError } from '../../errors.js';
 import type {
@@ -30,6 +35,9 @@ import {
 import { badField, decodeBytes, decodeEnum, decodeInt64, decodeUint64 } from './wire.js';
 
 type Obj = Record<string, unknown>;
+
+/** Where a body comes from: parsed JSON (schema-checked here) or decoded protobuf. */
+export type BodySource = 'json' | 'protobuf';
 
 /**
  * Deepest nesting of `request_txn` decoded. etcd's op budget shrinks by at least one per
@@ -62,6 +70,7 @@ const at = (path: string, name: string) => (path ? `${path}.${name}` : name);
 
 function bytes(o: Obj, name: string, path: string): Uint8Array | undefined {
   const v = get(o, name);
+  if (v instanceof Uint8Array) return v;
   return v === undefined ? undefined : decodeBytes(at(path, name), v as string);
 }
 
@@ -104,8 +113,8 @@ function compact<T extends object>(o: T): T {
 
 const asObj = (body: unknown): Obj => (body ?? {}) as Obj;
 
-export function decodeRange(body: unknown, path = ''): RangeRequest {
-  if (!path) checkShape('range', body);
+export function decodeRange(body: unknown, path = '', from: BodySource = 'json'): RangeRequest {
+  if (!path && from === 'json') checkShape('range', body);
   const o = asObj(body);
   return compact({
     key: bytes(o, 'key', path) ?? new Uint8Array(0),
@@ -124,8 +133,8 @@ export function decodeRange(body: unknown, path = ''): RangeRequest {
   });
 }
 
-export function decodePut(body: unknown, path = ''): PutRequest {
-  if (!path) checkShape('put', body);
+export function decodePut(body: unknown, path = '', from: BodySource = 'json'): PutRequest {
+  if (!path && from === 'json') checkShape('put', body);
   const o = asObj(body);
   return compact({
     key: bytes(o, 'key', path) ?? new Uint8Array(0),
@@ -137,8 +146,12 @@ export function decodePut(body: unknown, path = ''): PutRequest {
   });
 }
 
-export function decodeDeleteRange(body: unknown, path = ''): DeleteRangeRequest {
-  if (!path) checkShape('deleteRange', body);
+export function decodeDeleteRange(
+  body: unknown,
+  path = '',
+  from: BodySource = 'json',
+): DeleteRangeRequest {
+  if (!path && from === 'json') checkShape('deleteRange', body);
   const o = asObj(body);
   return compact({
     key: bytes(o, 'key', path) ?? new Uint8Array(0),
@@ -174,7 +187,7 @@ function decodeCompare(o: Obj, path: string): Compare {
 
 const OP_FIELDS = ['request_range', 'request_put', 'request_delete_range', 'request_txn'];
 
-function decodeRequestOp(o: Obj, path: string, depth: number): RequestOp {
+function decodeRequestOp(o: Obj, path: string, depth: number, from: BodySource): RequestOp {
   const given = OP_FIELDS.filter((f) => get(o, f) !== undefined);
   // etcd answers an op with no request in it with "key not found".
   if (given.length === 0) throw new EtceteraError('ERR_KEY_NOT_FOUND');
@@ -190,8 +203,8 @@ function decodeRequestOp(o: Obj, path: string, depth: number): RequestOp {
     case 'request_delete_range':
       return { type: 'deleteRange', request: decodeDeleteRange(inner, p) };
     default:
-      checkShape('txn', inner, p);
-      return { type: 'txn', request: decodeTxnAt(inner, p, depth + 1) };
+      if (from === 'json') checkShape('txn', inner, p);
+      return { type: 'txn', request: decodeTxnAt(inner, p, depth + 1, from) };
   }
 }
 
@@ -199,11 +212,11 @@ function list(o: Obj, name: string): Obj[] {
   return ((get(o, name) as unknown[] | undefined) ?? []).map((x) => (x ?? {}) as Obj);
 }
 
-function decodeTxnAt(body: unknown, path: string, depth: number): TxnRequest {
+function decodeTxnAt(body: unknown, path: string, depth: number, from: BodySource): TxnRequest {
   if (depth > MAX_TXN_DEPTH) throw new EtceteraError('ERR_TOO_MANY_OPS');
   const o = asObj(body);
   const ops = (name: string) =>
-    list(o, name).map((op, i) => decodeRequestOp(op, at(path, `${name}.${i}`), depth));
+    list(o, name).map((op, i) => decodeRequestOp(op, at(path, `${name}.${i}`), depth, from));
   return {
     compare: list(o, 'compare').map((c, i) => decodeCompare(c, at(path, `compare.${i}`))),
     success: ops('success'),
@@ -211,46 +224,61 @@ function decodeTxnAt(body: unknown, path: string, depth: number): TxnRequest {
   };
 }
 
-export function decodeTxn(body: unknown): TxnRequest {
-  checkShape('txn', body);
-  return decodeTxnAt(body, '', 0);
+export function decodeTxn(body: unknown, from: BodySource = 'json'): TxnRequest {
+  if (from === 'json') checkShape('txn', body);
+  return decodeTxnAt(body, '', 0, from);
 }
 
-export function decodeCompaction(body: unknown): { revision: number; physical: boolean } {
-  checkShape('compaction', body);
+export function decodeCompaction(
+  body: unknown,
+  from: BodySource = 'json',
+): { revision: number; physical: boolean } {
+  if (from === 'json') checkShape('compaction', body);
   const o = asObj(body);
   return { revision: int(o, 'revision', '') ?? 0, physical: bool(o, 'physical') ?? false };
 }
 
-export function decodeLeaseGrant(body: unknown): { ttl: number; id: number } {
-  checkShape('leaseGrant', body);
+export function decodeLeaseGrant(
+  body: unknown,
+  from: BodySource = 'json',
+): { ttl: number; id: number } {
+  if (from === 'json') checkShape('leaseGrant', body);
   const o = asObj(body);
   return { ttl: int(o, 'TTL', '') ?? 0, id: leaseId(o, 'ID', '') ?? 0 };
 }
 
-export function decodeLeaseId(body: unknown): number {
-  checkShape('leaseId', body);
+export function decodeLeaseId(body: unknown, from: BodySource = 'json'): number {
+  if (from === 'json') checkShape('leaseId', body);
   return leaseId(asObj(body), 'ID', '') ?? 0;
 }
 
-export function decodeLeaseTimeToLive(body: unknown): { id: number; keys: boolean } {
-  checkShape('leaseTimeToLive', body);
+export function decodeLeaseTimeToLive(
+  body: unknown,
+  from: BodySource = 'json',
+): { id: number; keys: boolean } {
+  if (from === 'json') checkShape('leaseTimeToLive', body);
   const o = asObj(body);
   return { id: leaseId(o, 'ID', '') ?? 0, keys: bool(o, 'keys') ?? false };
 }
 
-export function decodeEmpty(body: unknown): void {
-  checkShape('empty', body);
+export function decodeEmpty(body: unknown, from: BodySource = 'json'): void {
+  if (from === 'json') checkShape('empty', body);
 }
 
-export function decodeMemberList(body: unknown): { linearizable: boolean } {
-  checkShape('memberList', body);
+export function decodeMemberList(
+  body: unknown,
+  from: BodySource = 'json',
+): { linearizable: boolean } {
+  if (from === 'json') checkShape('memberList', body);
   return { linearizable: bool(asObj(body), 'linearizable') ?? false };
 }
 
 /** etcd's check of peer URLs: each an http or https URL with a host and a port, no path. */
-export function decodeMemberAdd(body: unknown): { peerURLs: string[]; isLearner: boolean } {
-  checkShape('memberAdd', body);
+export function decodeMemberAdd(
+  body: unknown,
+  from: BodySource = 'json',
+): { peerURLs: string[]; isLearner: boolean } {
+  if (from === 'json') checkShape('memberAdd', body);
   const o = asObj(body);
   const peerURLs = (get(o, 'peerURLs') as string[] | undefined) ?? [];
   if (peerURLs.length === 0 || !peerURLs.every(validPeerUrl)) {
@@ -269,8 +297,8 @@ function validPeerUrl(s: string): boolean {
   }
 }
 
-export function decodeMemberId(body: unknown): string {
-  checkShape('memberId', body);
+export function decodeMemberId(body: unknown, from: BodySource = 'json'): string {
+  if (from === 'json') checkShape('memberId', body);
   const v = get(asObj(body), 'ID');
   return v === undefined ? '0' : decodeUint64('ID', v as number | string);
 }

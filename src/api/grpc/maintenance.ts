@@ -1,0 +1,112 @@
+/**
+ * etcdserverpb.Maintenance.
+ *
+ * - Status: the member's status (version: see src/server/version.ts).
+ * - Alarm: etcetera raises no alarms. GET lists none; DEACTIVATE is a no-op (there is nothing
+ *   to disarm) answering an empty list; ACTIVATE is Unimplemented.
+ * - Defragment: answers success at once; LevelDB compacts its files itself.
+ * - Hash, HashKV: a deterministic hash of the keyspace (src/store/hash.ts), equal on members
+ *   that applied the same log; Hash is HashKV at the current revision.
+ * - Snapshot: the member's Raft snapshot bytes in 32 KiB chunks with remaining_bytes counting
+ *   down, then one last message whose blob is the SHA-256 of everything sent, as etcd sends
+ *   it. etcdctl 3.4 expects a bbolt file, whose size is a multiple of 512 bytes, and refuses a
+ *   stream whose total is not 32 bytes past such a multiple; so the snapshot bytes are padded
+ *   with zero bytes to a multiple of 512 (the hash covers the padding).
+ * - MoveLeader: leadership transfer, on the leader only.
+ * - Downgrade: Unimplemented.
+ */
+import { createHash } from 'node:crypto';
+import { EtceteraError } from '../../errors.js';
+import type { MaintenanceApi } from '../../server/types.js';
+import { etcdProto, int64ToNumber, uint64ToString } from '../../wire/proto/index.js';
+import { decodeEmpty } from '../etcd/decode.js';
+import { badField } from '../etcd/wire.js';
+import { encodeResponse, header, headerOnly, status } from './codec.js';
+import { grpcStatusOf } from './status.js';
+import { type GrpcContext, type ServiceImpl, unary } from './types.js';
+
+const SNAPSHOT_CHUNK = 32 * 1024;
+const ALARM_GET = 0;
+const ALARM_DEACTIVATE = 2;
+
+function maintenanceOf(ctx: GrpcContext): MaintenanceApi {
+  const m = ctx.member.maintenance;
+  if (m === undefined)
+    throw new EtceteraError('ERR_GRPC_UNIMPLEMENTED', { detail: 'this member has no maintenance' });
+  return m;
+}
+
+function padTo512(data: Uint8Array): Uint8Array {
+  const size = Math.ceil(data.length / 512) * 512;
+  if (size === data.length) return data;
+  const out = new Uint8Array(size);
+  out.set(data);
+  return out;
+}
+
+export const maintenanceService: ServiceImpl = {
+  Status: unary(async (body, ctx) => {
+    decodeEmpty(body, 'protobuf');
+    return status(await ctx.member.status());
+  }),
+  Alarm: unary(async (body, ctx) => {
+    const action = Number(body.action ?? ALARM_GET);
+    if (action === ALARM_GET || action === ALARM_DEACTIVATE) return headerOnly(ctx.member.header());
+    throw new EtceteraError('ERR_GRPC_UNIMPLEMENTED', {
+      detail: 'Alarm ACTIVATE: etcetera raises no alarms',
+    });
+  }),
+  Defragment: unary(async (_b, ctx) => headerOnly(ctx.member.header())),
+  Hash: unary(async (_b, ctx) => {
+    const r = await maintenanceOf(ctx).hashKV(0);
+    return { header: header(r.header), hash: r.hash };
+  }),
+  HashKV: unary(async (body, ctx) => {
+    const revision = int64ToNumber(body.revision);
+    if (!Number.isSafeInteger(revision) || revision < 0)
+      throw badField('revision', `expected a revision >= 0, got ${String(body.revision)}`);
+    const r = await maintenanceOf(ctx).hashKV(revision);
+    return { header: header(r.header), hash: r.hash, compact_revision: r.compactRevision };
+  }),
+  MoveLeader: unary(async (body, ctx) => {
+    const r = await maintenanceOf(ctx).moveLeader(uint64ToString(body.targetID ?? '0'));
+    return headerOnly(r.header);
+  }),
+  Downgrade: unary(async () => {
+    throw new EtceteraError('ERR_GRPC_UNIMPLEMENTED', { detail: 'Downgrade' });
+  }),
+  Snapshot: {
+    kind: 'serverStream',
+    handle(_request, call, ctx) {
+      const type = etcdProto().type('etcdserverpb.SnapshotResponse');
+      let stopped = false;
+      call.on('cancelled', () => {
+        stopped = true;
+      });
+      const run = async () => {
+        const { header: h, data: raw } = await maintenanceOf(ctx).snapshot();
+        const data = padTo512(raw);
+        const digest = createHash('sha256');
+        const hdr = header(h);
+        let sent = 0;
+        while (sent < data.length && !stopped) {
+          const blob = data.subarray(sent, Math.min(data.length, sent + SNAPSHOT_CHUNK));
+          sent += blob.length;
+          digest.update(blob);
+          const ok = call.write(
+            encodeResponse(type, { header: hdr, remaining_bytes: data.length - sent, blob }),
+          );
+          if (!ok) await new Promise((resolve) => call.once('drain', resolve));
+        }
+        if (stopped) return;
+        call.write(encodeResponse(type, { header: hdr, blob: digest.digest() }));
+        call.end();
+      };
+      run().catch((e) => {
+        if (stopped) return;
+        const s = grpcStatusOf(e);
+        call.emit('error', { code: s.code, details: s.details });
+      });
+    },
+  },
+};

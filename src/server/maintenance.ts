@@ -1,0 +1,51 @@
+/**
+ * A member's maintenance operations for etcd's Maintenance service: snapshot (the member's
+ * Raft snapshot bytes), HashKV (src/store/hash.ts) and MoveLeader (the driver's leadership
+ * transfer). Status, defragment and alarms need nothing beyond MemberApi.
+ */
+import { EtceteraError } from '../errors.js';
+import type { RaftDriver } from '../raft/driver/driver.js';
+import { NodeId } from '../raft/types.js';
+import { hashKeyspace } from '../store/hash.js';
+import type { Store } from '../store/store.js';
+import { parseMemberId } from './ids.js';
+import type { MemberRegistry } from './registry.js';
+import { encodeSnapshot } from './snapshot.js';
+import type { MaintenanceApi, ResponseHeader } from './types.js';
+
+export interface MaintenanceDeps {
+  store: Store;
+  registry: MemberRegistry;
+  driver: RaftDriver;
+  selfId: NodeId;
+  header(): ResponseHeader;
+  /** Throws when the member is stopping or failed. */
+  assertServing(): void;
+}
+
+export function createMaintenance(d: MaintenanceDeps): MaintenanceApi {
+  return {
+    async snapshot() {
+      d.assertServing();
+      const header = d.header();
+      const data = encodeSnapshot(d.registry.toRecord(), await d.store.exportSnapshot());
+      return { header, data };
+    },
+    async hashKV(revision) {
+      d.assertServing();
+      const r = await hashKeyspace(d.store, revision);
+      return { header: d.header(), ...r };
+    },
+    async moveLeader(targetId) {
+      d.assertServing();
+      const target = parseMemberId(targetId);
+      const st = d.driver.status();
+      if (st.leader !== d.selfId) throw new EtceteraError('ERR_NOT_LEADER');
+      const member = target === undefined ? undefined : d.registry.get(target);
+      if (target === undefined || member === undefined || member.isLearner)
+        throw new EtceteraError('ERR_BAD_LEADER_TRANSFEREE');
+      await d.driver.transferLeader(NodeId(target));
+      return { header: d.header() };
+    },
+  };
+}
