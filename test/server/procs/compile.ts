@@ -8,7 +8,7 @@
  * running in parallel can share the directory.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -57,5 +57,10 @@ export async function compileCli(): Promise<string> {
     }
     await compileOne(file, text);
   }
+  // The gRPC face loads etcd's .proto files from beside its loader, as the build copies them.
+  await cp(join(SRC, 'wire', 'proto'), join(OUT, 'src', 'wire', 'proto'), {
+    recursive: true,
+    filter: (src) => !src.endsWith('.ts'),
+  });
   return join(OUT, 'src', 'cli.js');
 }
