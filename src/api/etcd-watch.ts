@@ -35,7 +35,7 @@ import {
 import { type EtcdCreateRequest, EtcdWatchSession } from '../watchcache/etcd-session.js';
 import type { FrameSink, WatchFilter } from '../watchcache/types.js';
 import { badField, decodeBytes, decodeEnum, decodeInt64 } from './etcd/wire.js';
-import { CORS_HEADERS, sendError, streamErrorChunk } from './respond.js';
+import { sendError, streamErrorChunk } from './respond.js';
 
 export interface EtcdWatchOptions {
   cacher: Cacher;
@@ -162,7 +162,6 @@ function httpSink(res: ServerResponse): FrameSink<EtcdFrame> {
       if (res.writableEnded || res.destroyed) return;
       if (!res.headersSent) {
         res.writeHead(200, {
-          ...CORS_HEADERS,
           'Content-Type': 'application/json',
           'Grpc-Metadata-Content-Type': 'application/grpc',
         });

@@ -97,6 +97,9 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   // Cluster safety: refused membership changes and member starts.
   ERR_NOT_ENOUGH_STARTED_MEMBERS: 412,
   ERR_MEMBER_BOOTSTRAPPED: 412,
+  // Storage integrity: only a starting member raises these, so no client sees them.
+  ERR_DATA_CORRUPT: 500,
+  ERR_DATA_DIR_INCOMPLETE: 500,
   // HTTP edges (src/api/access.ts): a browser page from a foreign origin, a Host outside the
   // member's names. etcd answers the second with 421; one status for both keeps the rule.
   ERR_ORIGIN_NOT_ALLOWED: 403,

@@ -7,12 +7,6 @@ import type { ServerResponse } from 'node:http';
 import { EtceteraError, GrpcCode, isEtceteraError } from '../errors.js';
 import { httpStatusOf, httpStatusOfGrpc, reasonPhrase } from './http-status.js';
 
-/**
- * Headers every answer used to carry (etcd's `Access-Control-Allow-Origin: *`). Empty now:
- * CORS headers are per request (access.ts); kept for stream writers that spread it.
- */
-export const CORS_HEADERS: Readonly<Record<string, string>> = {};
-
 export interface ErrorBody {
   error: string;
   message: string;

@@ -8,8 +8,9 @@ import t from 'tap';
 import { call, pod, startKube } from './harness.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
-const COUNT = Number(process.env.FUZZ_COUNT ?? 2500);
-const BUDGET_MS = Number(process.env.FUZZ_MS ?? 15_000);
+const COUNT = Number(process.env.FUZZ_COUNT ?? 600);
+/** A bound on the loop, not a speed expected of the member: a loaded machine still finishes. */
+const BUDGET_MS = Number(process.env.FUZZ_MS ?? 120_000);
 
 /** mulberry32: a small seeded generator, so a failing run can be replayed. */
 function rng(seed: number) {
@@ -286,7 +287,7 @@ t.test(`random and mutated requests (seed ${SEED})`, async (t) => {
   };
   await Promise.all(Array.from({ length: 6 }, worker));
   t.equal(failures, 0, `no 5xx and JSON answers over ${sent} requests`);
-  t.ok(sent >= Math.min(COUNT, 500), `sent ${sent} requests`);
+  t.equal(sent, COUNT, `sent all ${COUNT} requests`);
   t.comment(`codes: ${JSON.stringify(Object.fromEntries([...codes].sort((a, b) => a[0] - b[0])))}`);
   t.equal((await call(s.url, 'GET', '/version')).status, 200, 'the member still serves');
   t.equal((await call(s.url, 'GET', '/api/v1/namespaces')).status, 200, 'and lists');
