@@ -89,126 +89,130 @@ interface Instance {
 t.test(
   'property: answers in request order, events once each, progress after its events',
   async (t) => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 40 }), async (cmds) => {
-        const store = new MemoryStore();
-        for (let i = 0; i < 4; i++) store.put(KEYS[i % 3]!, `seed${i}`); // history to replay
-        const cacher = new Cacher(store, { maxDeliveriesPerTurn: 3 }); // small turns: more interleaving
-        const sink = new Collect();
-        const session = new EtcdWatchSession(cacher, new EtcdJsonFormat(), sink, {
-          maxWatches: MAX_WATCHES,
-        });
-        // The model of etcd's stream rules and the expected answers, in request order.
-        const expected: string[] = [];
-        const live = new Map<number, Instance>();
-        const instances: Instance[] = [];
-        const puts: { revision: number; key: string }[] = [];
-        let nextAuto = 0;
-        try {
-          for (const c of cmds) {
-            if (c.c === 'put') {
-              puts.push({ revision: store.put(KEYS[c.key]!, 'v'), key: KEYS[c.key]! });
-            } else if (c.c === 'turns') {
-              await turns(c.n);
-            } else if (c.c === 'progress') {
-              session.progress();
-              expected.push('progress -1');
-            } else if (c.c === 'cancel') {
-              session.cancel(c.id);
-              const w = live.get(c.id);
-              if (w !== undefined) {
-                live.delete(c.id);
-                w.canceledAt = expected.length;
-                expected.push(`canceled ${c.id}`);
-              }
-            } else {
-              const current = cacher.revision as number;
-              const startRevision = c.start === 'live' ? 0 : c.start === 'one' ? 1 : 3;
-              const key = KEYS[c.key]!;
-              const req: EtcdCreateRequest = {
-                key,
-                rangeEnd: c.empty ? 'k' : undefined,
-                startRevision,
-                watchId: c.id,
-              };
-              session.create(req);
-              let id = c.id;
-              if (live.size >= MAX_WATCHES || c.empty || (id !== 0 && live.has(id))) {
-                expected.push('refused -1');
-                continue;
-              }
-              if (id === 0) {
-                while (live.has(nextAuto)) nextAuto++;
-                id = nextAuto++;
-              }
-              const w: Instance = {
-                id,
-                key,
-                from: startRevision === 0 ? current + 1 : startRevision,
-                createdAt: expected.length,
-                canceledAt: null,
-              };
-              live.set(id, w);
-              instances.push(w);
-              expected.push(`created ${id}`);
-            }
-          }
-          for (let i = 0; i < 200 && answers(sink.out).length < expected.length; i++)
-            await turns(1);
-          await turns(10);
-          const out = sink.out;
-          const got = answers(out).map((r) => `${r.kind} ${r.id}`);
-          if (JSON.stringify(got) !== JSON.stringify(expected))
-            throw new Error(`answers ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`);
-          // Where each answer is in the output.
-          const answerPos: number[] = [];
-          out.forEach((r, i) => {
-            if (r.kind !== 'events') answerPos.push(i);
+    await t.resolves(
+      fc.assert(
+        fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 40 }), async (cmds) => {
+          const store = new MemoryStore();
+          for (let i = 0; i < 4; i++) store.put(KEYS[i % 3]!, `seed${i}`); // history to replay
+          const cacher = new Cacher(store, { maxDeliveriesPerTurn: 3 }); // small turns: more interleaving
+          const sink = new Collect();
+          const session = new EtcdWatchSession(cacher, new EtcdJsonFormat(), sink, {
+            maxWatches: MAX_WATCHES,
           });
-          const all = [
-            { revision: 2, key: 'k0' },
-            { revision: 3, key: 'k1' },
-            { revision: 4, key: 'k2' },
-            { revision: 5, key: 'k0' },
-            ...puts,
-          ];
-          for (const w of instances) {
-            const start = answerPos[w.createdAt]!;
-            const end = w.canceledAt === null ? out.length : answerPos[w.canceledAt]!;
-            const revs = out
-              .slice(start + 1, end)
-              .filter((r) => r.kind === 'events' && r.id === w.id)
-              .map((r) => r.revision);
-            const want = all
-              .filter((p) => p.key === w.key && p.revision >= w.from)
-              .map((p) => p.revision);
-            const prefix = want.slice(0, revs.length);
-            if (JSON.stringify(revs) !== JSON.stringify(prefix))
-              throw new Error(`watch ${w.id}: got ${revs}, expected (a prefix of) ${want}`);
-            if (w.canceledAt === null && revs.length !== want.length)
-              throw new Error(`watch ${w.id}: got ${revs}, expected ${want}`);
-            // Every progress answer while it was alive follows its events at or below R.
-            expected.forEach((e, j) => {
-              if (e !== 'progress -1' || j < w.createdAt) return;
-              if (w.canceledAt !== null && j > w.canceledAt) return;
-              const at = answerPos[j]!;
-              const r = out[at]!.revision;
-              const before = out
-                .slice(start + 1, at)
-                .filter((x) => x.kind === 'events' && x.id === w.id).length;
-              const due = want.filter((rev) => rev <= r).length;
-              if (before < due)
-                throw new Error(`progress at ${r} came before watch ${w.id} had ${due} events`);
+          // The model of etcd's stream rules and the expected answers, in request order.
+          const expected: string[] = [];
+          const live = new Map<number, Instance>();
+          const instances: Instance[] = [];
+          const puts: { revision: number; key: string }[] = [];
+          let nextAuto = 0;
+          try {
+            for (const c of cmds) {
+              if (c.c === 'put') {
+                puts.push({ revision: store.put(KEYS[c.key]!, 'v'), key: KEYS[c.key]! });
+              } else if (c.c === 'turns') {
+                await turns(c.n);
+              } else if (c.c === 'progress') {
+                session.progress();
+                expected.push('progress -1');
+              } else if (c.c === 'cancel') {
+                session.cancel(c.id);
+                const w = live.get(c.id);
+                if (w !== undefined) {
+                  live.delete(c.id);
+                  w.canceledAt = expected.length;
+                  expected.push(`canceled ${c.id}`);
+                }
+              } else {
+                const current = cacher.revision as number;
+                const startRevision = c.start === 'live' ? 0 : c.start === 'one' ? 1 : 3;
+                const key = KEYS[c.key]!;
+                const req: EtcdCreateRequest = {
+                  key,
+                  rangeEnd: c.empty ? 'k' : undefined,
+                  startRevision,
+                  watchId: c.id,
+                };
+                session.create(req);
+                let id = c.id;
+                if (live.size >= MAX_WATCHES || c.empty || (id !== 0 && live.has(id))) {
+                  expected.push('refused -1');
+                  continue;
+                }
+                if (id === 0) {
+                  while (live.has(nextAuto)) nextAuto++;
+                  id = nextAuto++;
+                }
+                const w: Instance = {
+                  id,
+                  key,
+                  from: startRevision === 0 ? current + 1 : startRevision,
+                  createdAt: expected.length,
+                  canceledAt: null,
+                };
+                live.set(id, w);
+                instances.push(w);
+                expected.push(`created ${id}`);
+              }
+            }
+            for (let i = 0; i < 200 && answers(sink.out).length < expected.length; i++)
+              await turns(1);
+            await turns(10);
+            const out = sink.out;
+            const got = answers(out).map((r) => `${r.kind} ${r.id}`);
+            if (JSON.stringify(got) !== JSON.stringify(expected))
+              throw new Error(
+                `answers ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`,
+              );
+            // Where each answer is in the output.
+            const answerPos: number[] = [];
+            out.forEach((r, i) => {
+              if (r.kind !== 'events') answerPos.push(i);
             });
+            const all = [
+              { revision: 2, key: 'k0' },
+              { revision: 3, key: 'k1' },
+              { revision: 4, key: 'k2' },
+              { revision: 5, key: 'k0' },
+              ...puts,
+            ];
+            for (const w of instances) {
+              const start = answerPos[w.createdAt]!;
+              const end = w.canceledAt === null ? out.length : answerPos[w.canceledAt]!;
+              const revs = out
+                .slice(start + 1, end)
+                .filter((r) => r.kind === 'events' && r.id === w.id)
+                .map((r) => r.revision);
+              const want = all
+                .filter((p) => p.key === w.key && p.revision >= w.from)
+                .map((p) => p.revision);
+              const prefix = want.slice(0, revs.length);
+              if (JSON.stringify(revs) !== JSON.stringify(prefix))
+                throw new Error(`watch ${w.id}: got ${revs}, expected (a prefix of) ${want}`);
+              if (w.canceledAt === null && revs.length !== want.length)
+                throw new Error(`watch ${w.id}: got ${revs}, expected ${want}`);
+              // Every progress answer while it was alive follows its events at or below R.
+              expected.forEach((e, j) => {
+                if (e !== 'progress -1' || j < w.createdAt) return;
+                if (w.canceledAt !== null && j > w.canceledAt) return;
+                const at = answerPos[j]!;
+                const r = out[at]!.revision;
+                const before = out
+                  .slice(start + 1, at)
+                  .filter((x) => x.kind === 'events' && x.id === w.id).length;
+                const due = want.filter((rev) => rev <= r).length;
+                if (before < due)
+                  throw new Error(`progress at ${r} came before watch ${w.id} had ${due} events`);
+              });
+            }
+          } finally {
+            session.close();
+            cacher.close();
           }
-        } finally {
-          session.close();
-          cacher.close();
-        }
-      }),
-      { numRuns: 150 },
+        }),
+        { numRuns: 150 },
+      ),
+      '150 random streams checked',
     );
-    t.pass('150 random streams checked');
   },
 );
 
