@@ -16,12 +16,7 @@
  * gate's timeout is answered 503 (ERR_UNHEALTHY: not published yet), so nothing hangs.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import {
-  type AddressInfo,
-  createServer as createNetServer,
-  type Server as NetServer,
-  type Socket,
-} from 'node:net';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AccessOptions } from '../api/access.js';
 import { createGrpcFace, type GrpcFace } from '../api/grpc/server.js';
@@ -29,6 +24,7 @@ import { type ApiOptions, createEtcdApi } from '../api/index.js';
 import { sendError } from '../api/respond.js';
 import { EtceteraError } from '../errors.js';
 import type { Logger } from './logger.js';
+import { listen } from './peer-http.js';
 import type { MemberApi } from './types.js';
 import { ETCD_CLUSTER_VERSION, ETCD_VERSION } from './version.js';
 
@@ -225,7 +221,7 @@ export class ClientListeners {
       for (const u of listenUrls) {
         const l = listener(face);
         listeners.push(l);
-        const a = await listenOn(l.net, u);
+        const a = await listen(l.net, u);
         const bound = new URL(u.href);
         bound.port = String(a.port);
         urls.push(bound);
@@ -263,19 +259,6 @@ function listener(face: ClientFace): Listener {
     });
   });
   return { net, http, sockets };
-}
-
-function listenOn(server: NetServer, url: URL): Promise<AddressInfo> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const port = url.port === '' ? 80 : Number(url.port);
-  return new Promise((resolve, reject) => {
-    const onError = (e: Error) => reject(e);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve(server.address() as AddressInfo);
-    });
-  });
 }
 
 function closeListener(l: Listener): Promise<void> {

@@ -12,7 +12,7 @@
  * travel as decimal strings.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { RaftTransport } from '../raft/driver/transport.js';
 import type { LeaseId, LeaseTimeToLive } from '../store/types.js';
 import type { ClusterRecord } from './registry.js';
@@ -84,7 +84,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 /** Listens on a URL's host and port (port 0: any free port); resolves with the bound address. */
-export function listen(server: Server, url: URL): Promise<AddressInfo> {
+export function listen(server: NetServer, url: URL): Promise<AddressInfo> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port === '' ? 80 : Number(url.port);
   return new Promise((resolve, reject) => {

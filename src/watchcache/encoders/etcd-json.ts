@@ -14,6 +14,7 @@
 
 import type { Event, KeyValue, Revision } from '../../store/types.js';
 import type { Cancellation, EventView, FrameEncoder, WatcherInfo, WindowEntry } from '../types.js';
+import { perSelection } from './selection-cache.js';
 
 /** The member's identity in every response header. Decimal uint64 strings; "0" is omitted. */
 export interface EtcdHeaderFields {
@@ -150,21 +151,13 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
   /** The `,"events":[...]}}` tail(s) for a selection: one, or several when fragmenting. */
   private tailsFor(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly Buffer[] {
     const variantKey = this.tailKeys[(w.prevKv ? 2 : 0) + (w.fragment ? 1 : 0)]!;
-    let bySelection = entry.encodings.get(variantKey) as Map<string, Buffer[]> | undefined;
-    if (bySelection === undefined) {
-      bySelection = new Map();
-      entry.encodings.set(variantKey, bySelection);
-    }
-    let tails = bySelection.get(view.key);
-    if (tails === undefined) {
+    return perSelection(entry, variantKey, view, () => {
       etcdJsonStats.tails++;
       const all = entry.batch.events;
       const indices = view.indices ?? all.map((_, i) => i);
       const events = indices.map((i) => this.eventJson(entry, i, all[i]!, w.prevKv));
-      tails = w.fragment ? this.fragmentTails(events) : [tailOf(events, false)];
-      bySelection.set(view.key, tails);
-    }
-    return tails;
+      return w.fragment ? this.fragmentTails(events) : [tailOf(events, false)];
+    });
   }
 
   private eventJson(entry: WindowEntry, i: number, ev: Event, prevKv: boolean): Buffer {

@@ -15,6 +15,7 @@ import type { Event, KeyValue, Revision } from '../../store/types.js';
 import { etcdProto } from '../../wire/proto/index.js';
 import type { Cancellation, EventView, FrameEncoder, WatcherInfo, WindowEntry } from '../types.js';
 import type { EtcdFrame, EtcdHeaderFields } from './etcd-json.js';
+import { perSelection } from './selection-cache.js';
 
 export interface EtcdProtobufOptions {
   /** Header fields, read when a header is encoded. Default: all "0" (omitted). */
@@ -152,21 +153,13 @@ export class EtcdProtobufFormat implements FrameEncoder<EtcdFrame> {
 
   private tailsFor(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly Buffer[] {
     const variantKey = this.tailKeys[(w.prevKv ? 2 : 0) + (w.fragment ? 1 : 0)]!;
-    let bySelection = entry.encodings.get(variantKey) as Map<string, Buffer[]> | undefined;
-    if (bySelection === undefined) {
-      bySelection = new Map();
-      entry.encodings.set(variantKey, bySelection);
-    }
-    let tails = bySelection.get(view.key);
-    if (tails === undefined) {
+    return perSelection(entry, variantKey, view, () => {
       etcdProtobufStats.tails++;
       const all = entry.batch.events;
       const indices = view.indices ?? all.map((_, i) => i);
       const events = indices.map((i) => this.eventField(entry, i, all[i]!, w.prevKv));
-      tails = w.fragment ? this.fragmentTails(events) : [Buffer.concat(events)];
-      bySelection.set(view.key, tails);
-    }
-    return tails;
+      return w.fragment ? this.fragmentTails(events) : [Buffer.concat(events)];
+    });
   }
 
   /** One `events` field (tag, length, mvccpb.Event), cached on the entry. */
