@@ -6,6 +6,7 @@ import { checkLinearizable } from '../lincheck/index.js';
 import { ent } from './helpers.js';
 import { Network } from './network.js';
 import { SafetyChecker, SimViolation } from './sim/checker.js';
+import { SIM_OPTIONS } from './sim/options.js';
 import { runSeed, World } from './sim/world.js';
 
 const SHORT = { durationMs: 60_000, settleMs: 15_000 };
@@ -25,6 +26,21 @@ t.test('members that vote twice per term are caught by the safety checks', async
 t.test('the same seeds pass with the rule intact', async (t) => {
   for (let seed = 1; seed <= 5; seed++) t.ok(runSeed(seed, SHORT).ok, `seed ${seed}`);
 });
+
+t.test(
+  'a stale member at a higher term without pre-vote: the group settles late, and only then',
+  async (t) => {
+    // Seed 2349 (no pre-vote, check-quorum on): a member behind on its log keeps campaigning
+    // at ever higher terms and deposes each leader the others elect; 20 virtual seconds of
+    // settling are not enough, a few rounds more are.
+    const strict = runSeed(2349, { ...SIM_OPTIONS, lateSettle: false });
+    t.equal(strict.ok, false, 'with the fixed settle phase alone it has no leader yet');
+    t.match(strict.error ?? '', /liveness/);
+    const r = runSeed(2349, SIM_OPTIONS);
+    t.ok(r.ok, r.error ?? 'passes');
+    t.equal(r.stats.lateSettles, 1, 'it needed the longer settle phase');
+  },
+);
 
 t.test('the safety checker rejects each kind of violation', async (t) => {
   const c = new SafetyChecker();

@@ -25,6 +25,8 @@ export interface SimOptions {
   readonly settleMs: number;
   /** Test-only: let members grant two votes per term (the checkers must notice). */
   readonly unsafeVoteTwice?: boolean;
+  /** Let seeds without pre-vote settle longer (default true; see LATE_SETTLE_MS). */
+  readonly lateSettle?: boolean;
 }
 
 export interface SimResult {
@@ -48,6 +50,8 @@ export interface SimStats {
   snapshots: number;
   confChanges: number;
   transfers: number;
+  /** Seeds (of those summed) that needed more than the settle phase to elect a stable leader. */
+  lateSettles: number;
 }
 
 /**
@@ -57,6 +61,16 @@ export interface SimStats {
 const TICK_MS = 100;
 /** How often the pairwise log-matching check runs (virtual ms). */
 const LOG_CHECK_MS = 20_000;
+/**
+ * Without pre-vote, a member whose log is behind can sit at a higher term than the rest and
+ * keep campaigning: followers in their leader's lease ignore its votes, so each new leader is
+ * elected at a lower term and deposed by that member's next answer (the same happens with
+ * etcd's raft; pre-vote, which members run with, prevents it). The group gets out once one
+ * up-to-date member's random timeout falls first, which takes a few rounds; a settle phase
+ * of fixed length can end before. Such seeds may settle this much longer, and are counted.
+ */
+const LATE_SETTLE_MS = 60_000;
+const LATE_SETTLE_STEP_MS = 5_000;
 
 export class World implements MemberHost {
   readonly queue = new EventQueue();
@@ -72,7 +86,14 @@ export class World implements MemberHost {
   private readonly size: number;
   private lastId: number;
   private lastConfIndex = 0;
-  readonly counts = { crashes: 0, lostReadies: 0, snapshots: 0, confChanges: 0, transfers: 0 };
+  readonly counts = {
+    crashes: 0,
+    lostReadies: 0,
+    snapshots: 0,
+    confChanges: 0,
+    transfers: 0,
+    lateSettles: 0,
+  };
   /** Members removed from the group (ids are never reused). */
   private readonly removed = new Set<NodeId>();
   /** Per-seed Raft settings: varying them is part of the coverage. */
@@ -275,9 +296,28 @@ export class World implements MemberHost {
     this.clients.stop();
     this.heal();
     for (const m of this.members.values()) m.restart();
-    this.queue.runUntil(options.durationMs + options.settleMs);
+    const settled = options.durationMs + options.settleMs;
+    this.queue.runUntil(settled);
+    if (options.lateSettle !== false && !this.raftSettings.preVote && !this.caughtUp()) {
+      this.counts.lateSettles++;
+      for (let extra = LATE_SETTLE_STEP_MS; extra <= LATE_SETTLE_MS; extra += LATE_SETTLE_STEP_MS) {
+        this.queue.runUntil(settled + extra);
+        if (this.caughtUp()) break;
+      }
+    }
     this.clients.finish();
     this.checkEnd();
+  }
+
+  /** A leader, and every member of its membership has applied all it committed. */
+  private caughtUp(): boolean {
+    const leader = this.leader();
+    const conf = leader?.conf();
+    if (leader === undefined || conf === undefined) return false;
+    const commit = leader.node!.raft.log.committed;
+    return [...conf.voters, ...conf.learners].every(
+      (id) => this.members.get(id)?.kv.applied === commit,
+    );
   }
 
   /** After settling: one leader, everyone in the membership caught up and equal. */
@@ -354,5 +394,6 @@ export function emptyStats(): SimStats {
     snapshots: 0,
     confChanges: 0,
     transfers: 0,
+    lateSettles: 0,
   };
 }
