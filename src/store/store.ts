@@ -47,6 +47,7 @@ import type {
   WatchableStore,
 } from './types.js';
 import {
+  APPLY_LIMITS,
   checkCommand,
   checkRange,
   DEFAULT_MAX_REQUEST_BYTES,
@@ -252,7 +253,9 @@ export class Store implements WatchableStore {
 
   private async applyOne(command: Command, nowMs: number): Promise<ApplyOutcome> {
     try {
-      checkCommand(command, this.limits);
+      // The proposer checked this member's limits (or another member its own): apply checks
+      // only what every member decides alike.
+      checkCommand(command, APPLY_LIMITS);
       const { result, txn } = await this.applier.apply(command, nowMs);
       if (txn && txn.events.length > 0) {
         this.state.revision = txn.revision;

@@ -1,6 +1,7 @@
 /**
  * Checks a request must pass before it is proposed or applied. They depend only on the
  * request itself (never on state), so a rejected request changes nothing anywhere. The
+ * limits (op count, size) are checked before proposing only (`APPLY_LIMITS`). The
  * order of checks and the errors follow etcd 3.4's v3rpc validation.
  */
 import { EtceteraError } from '../errors.js';
@@ -22,6 +23,16 @@ export interface Limits {
   maxTxnOps: number;
   maxRequestBytes: number;
 }
+
+/**
+ * The limits an entry is applied under. `--max-txn-ops` and `--max-request-bytes` are each
+ * member's own settings, checked once, before the command is proposed (as etcd does): an
+ * entry another member proposed under other settings must apply the same way everywhere.
+ */
+export const APPLY_LIMITS: Limits = {
+  maxTxnOps: Number.POSITIVE_INFINITY,
+  maxRequestBytes: Number.POSITIVE_INFINITY,
+};
 
 function invalid(detail: string): EtceteraError {
   return new EtceteraError('ERR_INVALID_ARGUMENT', { detail });

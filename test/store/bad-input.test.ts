@@ -291,12 +291,17 @@ t.test('each bad command gets its error and changes nothing (submit)', async (t)
   t.same(await storeState(reopened), before.state, 'nothing reached the disk');
 });
 
+/** Codes of the limits a member checks before proposing only (its own settings). */
+const LIMIT_CODES = new Set(['ERR_TOO_MANY_OPS', 'ERR_REQUEST_TOO_LARGE']);
+const BAD_EVERYWHERE = BAD_COMMANDS.filter(([, , code]) => !LIMIT_CODES.has(code));
+const OVER_LIMITS = BAD_COMMANDS.filter(([, , code]) => LIMIT_CODES.has(code));
+
 t.test('each bad command fails alone inside a batch (applyBatch)', async (t) => {
   const model = new Model({ minLeaseTtl: 2 });
   const { store, seen } = await setup(t, model);
   const before = await snapshot(store, seen);
   let index = store.appliedIndex;
-  for (const [what, command, code] of BAD_COMMANDS) {
+  for (const [what, command, code] of BAD_EVERYWHERE) {
     const [o] = await store.applyBatch([{ command, index: ++index }], 0);
     t.same(o?.ok === false && o.error.code, code, what);
     t.same(await snapshot(store, seen), before, `${what}: nothing changed`);
@@ -306,12 +311,12 @@ t.test('each bad command fails alone inside a batch (applyBatch)', async (t) => 
   // commands see each other's effects: the first put makes revision 7 current, so the two
   // "future revision 7" cases pass here; the model says which.)
   const good = (k: string): Command => ({ op: 'put', key: b(k), value: b('ok') });
-  const batch = [good('p'), ...BAD_COMMANDS.map(([, c]) => c), good('q')];
+  const batch = [good('p'), ...BAD_EVERYWHERE.map(([, c]) => c), good('q')];
   const outcomes = await store.applyBatch(
     batch.map((command) => ({ command, index: ++index })),
     0,
   );
-  const want = batch.map((c) => model.apply(c));
+  const want = batch.map((c) => model.applyCommitted(c));
   t.same(
     outcomes.map((o) => (o.ok ? 'ok' : o.error.code)),
     want.map((o) => (o.ok ? 'ok' : o.code)),
@@ -320,6 +325,31 @@ t.test('each bad command fails alone inside a batch (applyBatch)', async (t) => 
   t.same(await storeState(store), modelState(model), 'only those applied');
   t.same(canon(seen), canon(model.batches));
 });
+
+t.test(
+  'a committed entry over this member’s own limits applies (its proposer checked them)',
+  async (t) => {
+    // Members may run with different --max-txn-ops / --max-request-bytes: an entry one of them
+    // proposed must apply on every member alike, so apply checks no limit of its own.
+    t.ok(OVER_LIMITS.length >= 4, 'the table has limit cases');
+    const model = new Model({ minLeaseTtl: 2 });
+    const { store, seen } = await setup(t, model);
+    let index = store.appliedIndex;
+    for (const [what, command, code] of OVER_LIMITS) {
+      t.same(
+        await outcome(() => store.submit(command)),
+        { ok: false, code },
+        `${what}: submit refuses`,
+      );
+      const [o] = await store.applyBatch([{ command, index: ++index }], 0);
+      const want = model.applyCommitted(command);
+      t.equal(o?.ok, true, `${what}: applied as a committed entry`);
+      t.equal(want.ok, true, `${what}: the model applies it too`);
+    }
+    t.same(await storeState(store), modelState(model), 'the same state as the model');
+    t.same(canon(seen), canon(model.batches));
+  },
+);
 
 t.test('bad reads get their error', async (t) => {
   const model = new Model({ minLeaseTtl: 2 });

@@ -159,10 +159,25 @@ export class Model {
 
   // --- commands -------------------------------------------------------------------------
 
-  /** Applies one command; a failed command changes nothing. */
+  /** Submits one command (limits checked, as before proposing); a failed command changes nothing. */
   apply(c: Command): Outcome<unknown> {
+    return this.applyUnder(c, this.limits);
+  }
+
+  /** Applies one committed entry: its proposer checked the limits, so only the rest is checked. */
+  applyCommitted(c: Command): Outcome<unknown> {
+    return this.applyUnder(c, {
+      maxTxnOps: Number.POSITIVE_INFINITY,
+      maxRequestBytes: Number.POSITIVE_INFINITY,
+    });
+  }
+
+  private applyUnder(
+    c: Command,
+    limits: { maxTxnOps: number; maxRequestBytes: number },
+  ): Outcome<unknown> {
     return attempt(() => {
-      checkRequest({ op: 'command', command: c }, this.limits);
+      checkRequest({ op: 'command', command: c }, limits);
       switch (c.op) {
         case 'put':
           return { op: 'put', result: this.applyPut(c) };

@@ -165,7 +165,7 @@ async function applyBatchBoth(s: Subject, model: Model, writes: AWrite[], at: st
   for (const w of writes) {
     const c = resolveWrite(w, model);
     commands.push(c);
-    want.push(model.apply(c));
+    want.push(model.applyCommitted(c));
   }
   let index = s.store.appliedIndex;
   const got = await s.store.applyBatch(
