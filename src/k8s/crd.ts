@@ -11,19 +11,19 @@
  * next request finds it.
  */
 
+import type { Kube } from '../api/k8s/context.js';
+import type { KubeEvent } from '../api/k8s/watch/events.js';
+import type { KindHooks } from '../api/k8s/write.js';
 import { fieldAt } from './builtins.js';
-import type { Kube } from './context.js';
 import { compileSchema } from './crd-schema.js';
-import { invalidObject, KubeLibError } from './lib/errors.js';
-import { type FieldError, forbidden, invalid, required } from './lib/field-errors.js';
-import { validateDns1123Label, validateDns1123Subdomain } from './lib/names.js';
-import { structuralSchemaErrors } from './lib/schema.js';
+import { invalidObject, KubeLibError } from './errors.js';
+import { type FieldError, forbidden, invalid, required } from './field-errors.js';
 import { timestamp } from './meta.js';
+import { validateDns1123Label, validateDns1123Subdomain } from './names.js';
 import { AGE_COLUMN, humanDuration } from './printers.js';
+import { structuralSchemaErrors } from './schema.js';
 import type { KubeObject, Printer, ResourceInfo, TableColumn } from './types.js';
 import { ALL_VERBS } from './types.js';
-import type { KubeEvent } from './watch/events.js';
-import type { KindHooks } from './write.js';
 
 export const CRD_REF = 'apiextensions.k8s.io/customresourcedefinitions';
 

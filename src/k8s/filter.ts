@@ -10,7 +10,7 @@ import {
   matchLabels,
   parseFieldSelector,
   parseLabelSelector,
-} from './lib/selectors.js';
+} from './selectors.js';
 import type { KubeObject, ResourceInfo } from './types.js';
 
 export interface ObjectFilter {

@@ -7,8 +7,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
-import { recordUpdate } from './lib/apply.js';
-import type { JsonMap } from './lib/json.js';
+import { recordUpdate } from './apply.js';
+import type { JsonMap } from './json.js';
 import { apiVersionOf, type KubeObject, type ResourceInfo } from './types.js';
 
 /** The fieldManager of a request, or (as Kubernetes does) its User-Agent's product name. */

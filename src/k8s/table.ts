@@ -4,9 +4,9 @@
  * PartialObjectMetadata (default), the whole object, or nothing (`includeObject`).
  */
 
+import type { CachedObject } from '../api/k8s/watch/cache.js';
 import { defaultPrinter, NAME_COLUMN } from './printers.js';
 import type { KubeObject, ResourceInfo, TableColumn } from './types.js';
-import type { CachedObject } from './watch/cache.js';
 
 export const IncludeObject = { None: 'None', Metadata: 'Metadata', Object: 'Object' } as const;
 export type IncludeObject = (typeof IncludeObject)[keyof typeof IncludeObject];

@@ -5,11 +5,11 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
-import { MAX_BODY_DEPTH } from './lib/json.js';
-import { MAX_YAML_ALIASES } from './lib/yaml-body.js';
-import { yamlNestsDeeperThan } from './lib/yaml-depth.js';
-import { decodeProtobufBody } from './protobuf.js';
-import { badRequest, StatusError, unsupportedMediaType } from './status.js';
+import { MAX_BODY_DEPTH } from '../../k8s/json.js';
+import { decodeProtobufBody } from '../../k8s/protobuf.js';
+import { badRequest, StatusError, unsupportedMediaType } from '../../k8s/status.js';
+import { MAX_YAML_ALIASES } from '../../k8s/yaml-body.js';
+import { yamlNestsDeeperThan } from '../../k8s/yaml-depth.js';
 
 export { MAX_BODY_DEPTH };
 

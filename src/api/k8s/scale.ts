@@ -2,16 +2,17 @@
  * The /scale subresource of workload kinds: an autoscaling/v1 Scale
  * over spec.replicas. `kubectl scale` sends a merge patch of {"spec":{"replicas":N}}.
  */
+
+import { isJsonObject, type JsonMap } from '../../k8s/json.js';
+import { managerOf } from '../../k8s/managed.js';
+import { applyJsonPatch, mergePatchObject } from '../../k8s/patch.js';
+import { formatLabelSelector, labelSelectorFromObject } from '../../k8s/selectors.js';
+import { badRequest, methodNotAllowed, notFound, unsupportedMediaType } from '../../k8s/status.js';
+import type { KubeObject } from '../../k8s/types.js';
 import { asObject, mediaType, parseJsonText, readBody } from './body.js';
 import { type Kube, parseDryRun, type ResourceRequest } from './context.js';
 import { itemKey } from './handlers.js';
-import { isJsonObject, type JsonMap } from './lib/json.js';
-import { applyJsonPatch, mergePatchObject } from './lib/patch.js';
-import { formatLabelSelector, labelSelectorFromObject } from './lib/selectors.js';
-import { managerOf } from './managed.js';
 import { sendJson } from './respond.js';
-import { badRequest, methodNotAllowed, notFound, unsupportedMediaType } from './status.js';
-import type { KubeObject } from './types.js';
 import { updateObject } from './write.js';
 
 type Rec = Record<string, unknown>;
