@@ -1,6 +1,6 @@
 /**
  * Validation of an object about to be stored: its metadata (names, labels, annotations,
- * finalizers, owner references; lib/names.ts) and its kind's own rules (built-in checks or a
+ * finalizers, owner references; names.ts) and its kind's own rules (built-in checks or a
  * CRD's schema). Any error is one 422 Invalid with a cause per field.
  */
 import { invalidObject } from './errors.js';

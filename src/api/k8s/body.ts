@@ -98,7 +98,7 @@ const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml
 
 /**
  * Parses an object body (create, update) by its Content-Type: JSON, YAML, or the protobuf
- * of kubectl's one-line generators (protobuf.ts); anything else is 415. The value must be a
+ * of kubectl's one-line generators (src/k8s/protobuf.ts); anything else is 415. The value must be a
  * JSON object.
  */
 export function parseObjectBody(

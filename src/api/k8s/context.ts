@@ -4,7 +4,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Admission } from '../../k8s/admission.js';
-import { managerOf } from '../../k8s/managed.js';
 import {
   type PatchKind,
   validateCreateOptions,
@@ -16,6 +15,7 @@ import { badRequest } from '../../k8s/status.js';
 import type { ResourceInfo } from '../../k8s/types.js';
 import type { MemberApi } from '../../server/types.js';
 import type { Cacher } from '../../watchcache/index.js';
+import { managerOf } from './field-manager.js';
 import type { ResourcePath } from './paths.js';
 import type { ObjectStorage } from './storage.js';
 import type { KubeHub } from './watch/hub.js';

@@ -4,7 +4,7 @@
  *   application/merge-patch+json            RFC 7386, every kind
  *   application/json-patch+json             RFC 6902, every kind
  *   application/strategic-merge-patch+json  built-in kinds only (415 for the others)
- *   application/apply-patch+yaml            server-side apply (lib/apply.ts): create if
+ *   application/apply-patch+yaml            server-side apply (src/k8s/apply.ts): create if
  *                                           absent (201), else merge with field ownership
  *                                           in managedFields; 409 on conflicts unless force
  *
