@@ -1,5 +1,5 @@
 /**
- * /v3/watch in the etcd face: the watch engineer's framework-free handlers (etcd-watch.ts)
+ * /v3/watch in the etcd face: the framework-free handlers of etcd/watch/
  * over a watch cache (src/watchcache) following the member's watch source.
  *
  * The cache is made on the first watch (a member nobody watches keeps no event window), or
@@ -18,7 +18,7 @@ import {
   createEtcdWatchHandlers,
   type EtcdWatchHandlers,
   type EtcdWatchOptions,
-} from './etcd-watch.js';
+} from './etcd/watch/index.js';
 
 export const WATCH_PATH = '/v3/watch';
 const CACHE_METRIC_PREFIX = 'etcetera_watchcache_';

@@ -1,5 +1,5 @@
 /**
- * The etcd watch stream's rules at the wire (src/api/etcd-watch.ts over a bare node:http server
+ * The etcd watch stream's rules at the wire (src/api/etcd/watch over a bare node:http server
  * and a ws server on 127.0.0.1): answers leave in request order (create c/1, create c/2,
  * cancel 0 is answered created 0, created 1, canceled 0, as a real etcd 3.4.23 answers it),
  * every response is exactly one HTTP chunk ending in a newline (as etcd's gateway writes it),
@@ -11,7 +11,7 @@ import http from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import t, { type Test } from 'tap';
 import { WebSocket, WebSocketServer } from 'ws';
-import { createEtcdWatchHandlers } from '../../src/api/etcd-watch.js';
+import { createEtcdWatchHandlers } from '../../src/api/etcd/watch/index.js';
 import { Cacher } from '../../src/watchcache/cacher.js';
 import { startSingle } from '../server/helpers.js';
 import { MemoryStore } from '../watchcache/memory-store.js';

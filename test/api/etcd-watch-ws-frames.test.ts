@@ -1,6 +1,6 @@
 /**
  * The websocket form of /v3/watch writes each batch's messages as raw frames in one socket write
- * (src/api/etcd-watch.ts, wsTextMessages). A real ws client must read every message intact: all
+ * (src/api/etcd/watch/frames.ts, wsTextMessages). A real ws client must read every message intact: all
  * three payload-length forms (7-bit, 16-bit, 64-bit), many messages in one write, and in order.
  */
 import { once } from 'node:events';
@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { WebSocket, WebSocketServer } from 'ws';
-import { createEtcdWatchHandlers, wsTextMessages } from '../../src/api/etcd-watch.js';
+import { wsTextMessages } from '../../src/api/etcd/watch/frames.js';
+import { createEtcdWatchHandlers } from '../../src/api/etcd/watch/index.js';
 import { Cacher } from '../../src/watchcache/cacher.js';
 import { MemoryStore } from '../watchcache/memory-store.js';
 

@@ -1,5 +1,5 @@
 /**
- * etcd's /v3/watch wire forms (src/api/etcd-watch.ts) on a bare node:http server on 127.0.0.1
+ * etcd's /v3/watch wire forms (src/api/etcd/watch) on a bare node:http server on 127.0.0.1
  * and a ws server: the exact JSON etcd 3.4's gateway emits (shapes captured from a real etcd
  * 3.4.23), many watches per stream, errors, fragments, and a stalled socket cancelled with the
  * revision to resume from.
@@ -9,11 +9,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { WebSocket, WebSocketServer } from 'ws';
-import {
-  createEtcdWatchHandlers,
-  decodeWatchRequest,
-  JsonSplitter,
-} from '../../src/api/etcd-watch.js';
+import { JsonSplitter } from '../../src/api/etcd/watch/body.js';
+import { decodeWatchRequest } from '../../src/api/etcd/watch/decode.js';
+import { createEtcdWatchHandlers } from '../../src/api/etcd/watch/index.js';
 import { isEtceteraError } from '../../src/errors.js';
 import { Cacher } from '../../src/watchcache/cacher.js';
 import type { WatchCacheOptions } from '../../src/watchcache/options.js';

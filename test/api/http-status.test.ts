@@ -1,8 +1,8 @@
 /** The one table from error codes to HTTP status (src/api/http-status.ts) stays complete and true. */
 import t from 'tap';
 import { HTTP_STATUS, HTTP_STATUS_BY_GRPC, httpStatusOf } from '../../src/api/http-status.js';
-import { REASONS } from '../../src/api/k8s/status.js';
 import { ERRORS, errorCodes } from '../../src/errors.js';
+import { REASONS } from '../../src/k8s/status.js';
 
 t.test('every error code has a row', async (t) => {
   for (const code of errorCodes())

@@ -4,8 +4,8 @@
  * and broken or unknown bodies refused with a Status.
  */
 import t from 'tap';
-import { decodeProtobufBody } from '../../src/api/k8s/protobuf.js';
-import type { StatusError } from '../../src/api/k8s/status.js';
+import { decodeProtobufBody } from '../../src/k8s/protobuf.js';
+import type { StatusError } from '../../src/k8s/status.js';
 import { call, startKube } from './harness.js';
 
 const varint = (n: number): number[] => {

@@ -1,6 +1,9 @@
 /**
  * Request bodies of etcd's v3 JSON API → the store's request and command types.
  *
+ * The watch stream's create and cancel requests (src/api/etcd/watch, src/api/grpc/watch.ts)
+ * decode here too, into the watch session's request type.
+ *
  * Each decoder first checks the body's shape against its schema (schema.ts), then reads
  * the fields: base64 to bytes, int64 to numbers, enum names or numbers to the store's names.
  * An absent or null field is unset, as protobuf's JSON mapping reads it. Decoders never touch
@@ -24,6 +27,7 @@ import type {
   SortTarget,
   TxnRequest,
 } from '../../store/types.js';
+import type { EtcdCreateRequest } from '../../watchcache/etcd-session.js';
 import {
   COMPARE_RESULTS,
   COMPARE_TARGETS,
@@ -31,6 +35,7 @@ import {
   jsonName,
   SORT_ORDERS,
   SORT_TARGETS,
+  WATCH_FILTERS,
 } from './schema.js';
 import { badField, decodeBytes, decodeEnum, decodeInt64, decodeUint64 } from './wire.js';
 
@@ -57,7 +62,7 @@ function alias(name: string): string {
 }
 
 /** A field by its proto name or JSON name; when both are given the later one wins, as in Go. */
-function get(o: Obj, name: string): unknown {
+export function get(o: Obj, name: string): unknown {
   const other = alias(name);
   const v = o[name];
   if (other === name || !Object.hasOwn(o, other)) return v ?? undefined;
@@ -301,4 +306,45 @@ export function decodeMemberId(body: unknown, from: BodySource = 'json'): string
   if (from === 'json') checkShape('memberId', body);
   const v = get(asObj(body), 'ID');
   return v === undefined ? '0' : decodeUint64('ID', v as number | string);
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * A WatchCreateRequest (the watch stream's `create_request`) → the watch session's create
+ * request. A start revision below 0 is refused; an empty range_end means a single key.
+ */
+export function decodeWatchCreate(
+  body: unknown,
+  path = 'create_request',
+  from: BodySource = 'json',
+): EtcdCreateRequest {
+  if (from === 'json') checkShape('watchCreate', body, path);
+  const o = asObj(body);
+  const startRevision = int(o, 'start_revision', path) ?? 0;
+  if (startRevision < 0) throw badField(at(path, 'start_revision'), 'must not be negative');
+  const rangeEnd = bytes(o, 'range_end', path);
+  const filters = ((get(o, 'filters') as (string | number)[] | undefined) ?? []).map((f, i) =>
+    decodeEnum(at(path, `filters.${i}`), f, WATCH_FILTERS, 'FilterType'),
+  );
+  return {
+    key: bytes(o, 'key', path) ?? EMPTY,
+    rangeEnd: rangeEnd === undefined || rangeEnd.length === 0 ? undefined : rangeEnd,
+    startRevision,
+    progressNotify: bool(o, 'progress_notify') ?? false,
+    filters,
+    prevKv: bool(o, 'prev_kv') ?? false,
+    watchId: int(o, 'watch_id', path) ?? 0,
+    fragment: bool(o, 'fragment') ?? false,
+  };
+}
+
+/** A WatchCancelRequest (`cancel_request`) → the watch ID it cancels. */
+export function decodeWatchCancel(
+  body: unknown,
+  path = 'cancel_request',
+  from: BodySource = 'json',
+): number {
+  if (from === 'json') checkShape('watchCancel', body, path);
+  return int(asObj(body), 'watch_id', path) ?? 0;
 }

@@ -41,6 +41,7 @@ export const SORT_ORDERS = ['NONE', 'ASCEND', 'DESCEND'] as const;
 export const SORT_TARGETS = ['KEY', 'VERSION', 'CREATE', 'MOD', 'VALUE'] as const;
 export const COMPARE_RESULTS = ['EQUAL', 'GREATER', 'LESS', 'NOT_EQUAL'] as const;
 export const COMPARE_TARGETS = ['VERSION', 'CREATE', 'MOD', 'VALUE', 'LEASE'] as const;
+export const WATCH_FILTERS = ['NOPUT', 'NODELETE'] as const;
 
 /** protobuf's JSON name of a proto field: lowerCamelCase of the snake_case name. */
 export function jsonName(field: string): string {
@@ -104,6 +105,20 @@ const TXN = message({
   failure: arrayOf({ ...REQUEST_OP, type: ['object', 'null'] }),
 });
 
+const WATCH_CREATE = message({
+  key: BYTES,
+  range_end: BYTES,
+  start_revision: INT64,
+  progress_notify: BOOL,
+  filters: arrayOf({
+    type: ['string', 'integer'],
+    description: `one of ${WATCH_FILTERS.join(', ')} (or its number)`,
+  }),
+  prev_kv: BOOL,
+  watch_id: INT64,
+  fragment: BOOL,
+});
+
 const SCHEMAS = {
   range: RANGE,
   put: PUT,
@@ -121,6 +136,14 @@ const SCHEMAS = {
     isLearner: BOOL,
   }),
   memberId: message({ ID: UINT64 }),
+  /** One message of the watch stream: at most one of its requests is read (create first). */
+  watchRequest: message({
+    create_request: OBJECT,
+    cancel_request: OBJECT,
+    progress_request: OBJECT,
+  }),
+  watchCreate: WATCH_CREATE,
+  watchCancel: message({ watch_id: INT64 }),
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -135,6 +158,12 @@ const ajv = new Ajv({
 const validators = Object.fromEntries(
   Object.entries(SCHEMAS).map(([name, schema]) => [name, ajv.compile(schema)]),
 ) as Record<SchemaName, ValidateFunction>;
+
+/** The field names a message's schema knows, proto and JSON names both. */
+export function fieldsOf(name: SchemaName): ReadonlySet<string> {
+  const properties = (SCHEMAS[name] as { properties: Record<string, unknown> }).properties;
+  return new Set(Object.keys(properties));
+}
 
 /** Checks a parsed body (or nested message) against a schema; throws the first problem. */
 export function checkShape(name: SchemaName, value: unknown, at = ''): void {

@@ -4,24 +4,22 @@
  * slow-watcher policy), with the protobuf format: one EtcdProtobufFormat per face, so a batch
  * is encoded once per selection for every gRPC stream and only watch_id is spliced per watch.
  *
- * A request that does not decode, or a create with a negative start revision, ends the stream
- * with the error's status; a WatchRequest with none of its three requests is ignored, as etcd
+ * Create and cancel requests are decoded by the JSON face's decoders (etcd/decode.ts, with
+ * `from: 'protobuf'`), so both faces check them alike. A request that does not decode, or a
+ * create with a negative start revision, ends the stream with the error's status; a WatchRequest with none of its three requests is ignored, as etcd
  * ignores it.
  */
 import type grpc from '@grpc/grpc-js';
 import type { Cacher } from '../../watchcache/cacher.js';
 import type { EtcdFrame } from '../../watchcache/encoders/etcd-json.js';
 import type { EtcdProtobufFormat } from '../../watchcache/encoders/etcd-protobuf.js';
-import { type EtcdCreateRequest, EtcdWatchSession } from '../../watchcache/etcd-session.js';
-import type { FrameSink, WatchFilter } from '../../watchcache/types.js';
+import { EtcdWatchSession } from '../../watchcache/etcd-session.js';
+import type { FrameSink } from '../../watchcache/types.js';
 import { etcdProto } from '../../wire/proto/index.js';
-import { badField, decodeInt64 } from '../etcd/wire.js';
+import { decodeWatchCancel, decodeWatchCreate } from '../etcd/decode.js';
 import { decodeRequest, type Msg } from './codec.js';
 import { grpcStatusOf } from './status.js';
 import type { MethodImpl } from './types.js';
-
-const FILTERS: readonly WatchFilter[] = ['NOPUT', 'NODELETE'];
-const EMPTY = new Uint8Array(0);
 
 export interface WatchServiceOptions {
   cacher: Cacher;
@@ -50,11 +48,10 @@ export function watchMethod(o: WatchServiceOptions): MethodImpl {
           const r = decodeRequest(requestType, bytes);
           const create = r.create_request as Msg | undefined;
           const cancel = r.cancel_request as Msg | undefined;
-          if (create !== undefined) session.create(createRequest(create));
+          if (create !== undefined)
+            session.create(decodeWatchCreate(create, 'create_request', 'protobuf'));
           else if (cancel !== undefined)
-            session.cancel(
-              decodeInt64('cancel_request.watch_id', (cancel.watch_id as string) ?? 0),
-            );
+            session.cancel(decodeWatchCancel(cancel, 'cancel_request', 'protobuf'));
           else if (r.progress_request !== undefined) session.progress();
         } catch (e) {
           end();
@@ -70,29 +67,6 @@ export function watchMethod(o: WatchServiceOptions): MethodImpl {
       call.on('error', end);
       call.on('close', end);
     },
-  };
-}
-
-function createRequest(c: Msg): EtcdCreateRequest {
-  const p = 'create_request';
-  const int = (name: string) => decodeInt64(`${p}.${name}`, (c[name] as string) ?? 0);
-  const startRevision = int('start_revision');
-  if (startRevision < 0) throw badField(`${p}.start_revision`, 'must not be negative');
-  const rangeEnd = (c.range_end as Uint8Array | undefined) ?? EMPTY;
-  const filters = ((c.filters as number[] | undefined) ?? []).map((f, i) => {
-    const name = FILTERS[f];
-    if (name === undefined) throw badField(`${p}.filters[${i}]`, `unknown FilterType ${f}`);
-    return name;
-  });
-  return {
-    key: (c.key as Uint8Array | undefined) ?? EMPTY,
-    rangeEnd: rangeEnd.length === 0 ? undefined : rangeEnd,
-    startRevision,
-    progressNotify: c.progress_notify === true,
-    filters,
-    prevKv: c.prev_kv === true,
-    watchId: int('watch_id'),
-    fragment: c.fragment === true,
   };
 }
 

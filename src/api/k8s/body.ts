@@ -5,11 +5,11 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
-import { MAX_BODY_DEPTH } from './lib/json.js';
-import { MAX_YAML_ALIASES } from './lib/yaml-body.js';
-import { yamlNestsDeeperThan } from './lib/yaml-depth.js';
-import { decodeProtobufBody } from './protobuf.js';
-import { badRequest, StatusError, unsupportedMediaType } from './status.js';
+import { MAX_BODY_DEPTH } from '../../k8s/json.js';
+import { decodeProtobufBody } from '../../k8s/protobuf.js';
+import { badRequest, StatusError, unsupportedMediaType } from '../../k8s/status.js';
+import { MAX_YAML_ALIASES } from '../../k8s/yaml-body.js';
+import { yamlNestsDeeperThan } from '../../k8s/yaml-depth.js';
 
 export { MAX_BODY_DEPTH };
 
@@ -98,7 +98,7 @@ const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml
 
 /**
  * Parses an object body (create, update) by its Content-Type: JSON, YAML, or the protobuf
- * of kubectl's one-line generators (protobuf.ts); anything else is 415. The value must be a
+ * of kubectl's one-line generators (src/k8s/protobuf.ts); anything else is 415. The value must be a
  * JSON object.
  */
 export function parseObjectBody(

@@ -3,21 +3,21 @@
  * registry, hub, storage, admission, options) and the parts of one request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { MemberApi } from '../../server/types.js';
-import type { Cacher } from '../../watchcache/index.js';
-import type { Admission } from './admission.js';
+import type { Admission } from '../../k8s/admission.js';
 import {
   type PatchKind,
   validateCreateOptions,
   validatePatchOptions,
   validateUpdateOptions,
-} from './lib/options.js';
-import { managerOf } from './managed.js';
+} from '../../k8s/options.js';
+import type { KindRegistry } from '../../k8s/registry.js';
+import { badRequest } from '../../k8s/status.js';
+import type { ResourceInfo } from '../../k8s/types.js';
+import type { MemberApi } from '../../server/types.js';
+import type { Cacher } from '../../watchcache/index.js';
+import { managerOf } from './field-manager.js';
 import type { ResourcePath } from './paths.js';
-import type { KindRegistry } from './registry.js';
-import { badRequest } from './status.js';
 import type { ObjectStorage } from './storage.js';
-import type { ResourceInfo } from './types.js';
 import type { KubeHub } from './watch/hub.js';
 import type { KindHooks } from './write.js';
 

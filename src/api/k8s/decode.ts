@@ -4,11 +4,12 @@
  * namespace and name reconciled with the path, and unknown fields handled as the request's
  * fieldValidation says (Strict: 400, Warn: warning and drop, Ignore: drop).
  */
+
+import { OBJECT_META_FIELDS } from '../../k8s/crd-schema-walk.js';
+import { asKubeObject } from '../../k8s/meta.js';
+import { badRequest } from '../../k8s/status.js';
+import { apiVersionOf, type KubeObject, type ResourceInfo } from '../../k8s/types.js';
 import type { FieldValidation, Kube, ResourceRequest } from './context.js';
-import { OBJECT_META_FIELDS } from './lib/crd-schema-walk.js';
-import { asKubeObject } from './meta.js';
-import { badRequest } from './status.js';
-import { apiVersionOf, type KubeObject, type ResourceInfo } from './types.js';
 
 /** metav1.ObjectMeta's JSON fields (one list, kept with the CRD schema walk). */
 const KNOWN_METADATA = OBJECT_META_FIELDS;

@@ -9,18 +9,18 @@
  * Owner-reference garbage collection (propagationPolicy) is not done: dependants stay.
  */
 
-import { admissionRequest } from './admission.js';
+import { admissionRequest } from '../../k8s/admission.js';
+import { compileFilter } from '../../k8s/filter.js';
+import { objectKey, prefixEndBytes, REGISTRY_PREFIX } from '../../k8s/keys.js';
+import { timestamp } from '../../k8s/meta.js';
+import { badRequest, conflict, notFound } from '../../k8s/status.js';
+import { apiVersionOf, type KubeObject, type ResourceInfo, storageGroup } from '../../k8s/types.js';
 import { asObject, parseJsonText, readBody } from './body.js';
 import { type Kube, parseDryRun, type ResourceRequest } from './context.js';
-import { compileFilter } from './filter.js';
 import { sendObject } from './handlers.js';
-import { objectKey, prefixEndBytes, REGISTRY_PREFIX } from './keys.js';
 import { listFromCache } from './list.js';
 import type { ListOptions } from './list-options.js';
-import { timestamp } from './meta.js';
 import { sendText } from './respond.js';
-import { badRequest, conflict, notFound } from './status.js';
-import { apiVersionOf, type KubeObject, type ResourceInfo, storageGroup } from './types.js';
 import { currentObject, updateObject } from './write.js';
 
 interface Preconditions {

@@ -10,11 +10,11 @@
  * Documents are rebuilt when the registry's generation moves (a CRD came or went).
  */
 import type { ServerResponse } from 'node:http';
+import type { KindRegistry } from '../../k8s/registry.js';
+import { pathNotFound } from '../../k8s/status.js';
+import type { ResourceInfo } from '../../k8s/types.js';
 import type { Kube } from './context.js';
-import type { KindRegistry } from './registry.js';
 import { sendText } from './respond.js';
-import { pathNotFound } from './status.js';
-import type { ResourceInfo } from './types.js';
 
 const AGGREGATED = [
   { v: 'v2', type: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' },

@@ -3,15 +3,16 @@
  * subresource's get and put. Patch is in patch.ts, delete in delete.ts, list in list.ts,
  * watch in watch/http.ts.
  */
+
+import { objectKey } from '../../k8s/keys.js';
+import { asVersion } from '../../k8s/meta.js';
+import { methodNotAllowed, notFound } from '../../k8s/status.js';
+import { parseIncludeObject, tableJson, tableRow, wantsTable } from '../../k8s/table.js';
+import type { KubeObject } from '../../k8s/types.js';
 import { parseObjectBody, readBody } from './body.js';
 import { type Kube, type ResourceRequest, writeParams } from './context.js';
 import { decodeWriteObject } from './decode.js';
-import { objectKey } from './keys.js';
-import { asVersion } from './meta.js';
 import { sendText } from './respond.js';
-import { methodNotAllowed, notFound } from './status.js';
-import { parseIncludeObject, tableJson, tableRow, wantsTable } from './table.js';
-import type { KubeObject } from './types.js';
 import { CachedObject } from './watch/cache.js';
 import { createObject, updateObject } from './write.js';
 

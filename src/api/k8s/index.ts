@@ -12,14 +12,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express, Router } from 'express';
+import { Admission } from '../../k8s/admission.js';
+import { CRD_REF } from '../../k8s/crd.js';
+import { KindRegistry } from '../../k8s/registry.js';
 import type { MemberApi } from '../../server/types.js';
 import { Cacher } from '../../watchcache/index.js';
-import { Admission } from './admission.js';
 import { type Kube, type KubeOptions, resolveKubeOptions } from './context.js';
-import { CRD_REF, crdHooks, syncCrds } from './crd.js';
+import { crdHooks, syncCrds } from './crd-sync.js';
 import { ensureDefaultNamespaces } from './namespaces.js';
 import { OpenApi } from './openapi.js';
-import { KindRegistry } from './registry.js';
 import { type KubeLogger, kubeHandler } from './server.js';
 import { ObjectStorage } from './storage.js';
 import { KubeHub } from './watch/hub.js';
@@ -137,9 +138,9 @@ export type {
   AdmissionRequest,
   MutatingHook,
   ValidatingHook,
-} from './admission.js';
-export { Admission, Operation } from './admission.js';
+} from '../../k8s/admission.js';
+export { Admission, Operation } from '../../k8s/admission.js';
+export { StatusError } from '../../k8s/status.js';
+export type { KubeObject, ObjectMeta, ResourceInfo } from '../../k8s/types.js';
 export type { KubeOptions } from './context.js';
 export type { KubeLogger } from './server.js';
-export { StatusError } from './status.js';
-export type { KubeObject, ObjectMeta, ResourceInfo } from './types.js';

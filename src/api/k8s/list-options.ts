@@ -2,9 +2,9 @@
  * The query parameters of list and watch (ListOptions), checked as Kubernetes checks them,
  * and continue tokens: an opaque base64url of the list's revision and the last key sent.
  */
-import { invalidObject } from './lib/errors.js';
-import { forbidden, notSupported } from './lib/field-errors.js';
-import { badRequest, StatusError } from './status.js';
+import { invalidObject } from '../../k8s/errors.js';
+import { forbidden, notSupported } from '../../k8s/field-errors.js';
+import { badRequest, StatusError } from '../../k8s/status.js';
 
 export interface ListOptions {
   watch: boolean;

@@ -12,9 +12,13 @@
  * The list's resourceVersion is the revision it was read at, so a watch from it continues
  * exactly where the list ended.
  */
+
+import { compileFilter, type ObjectFilter } from '../../k8s/filter.js';
+import { collectionPrefix, prefixEndBytes } from '../../k8s/keys.js';
+import { badRequest, expired, toStatusError } from '../../k8s/status.js';
+import { parseIncludeObject, tableJson, tableRow, wantsTable } from '../../k8s/table.js';
+import { apiVersionOf, type ResourceInfo } from '../../k8s/types.js';
 import type { Kube, ResourceRequest } from './context.js';
-import { compileFilter, type ObjectFilter } from './filter.js';
-import { collectionPrefix, prefixEndBytes } from './keys.js';
 import {
   type ContinueToken,
   encodeContinue,
@@ -22,9 +26,6 @@ import {
   tooLargeResourceVersion,
 } from './list-options.js';
 import { sendText } from './respond.js';
-import { badRequest, expired, toStatusError } from './status.js';
-import { parseIncludeObject, tableJson, tableRow, wantsTable } from './table.js';
-import { apiVersionOf, type ResourceInfo } from './types.js';
 import { CachedObject } from './watch/cache.js';
 import { refOf } from './watch/hub.js';
 import { selectObjects } from './watch/select.js';

@@ -3,10 +3,11 @@
  * when absent, through the same compare-and-swap as any create, so several members racing
  * to do it create each one once.
  */
+
+import { objectKey } from '../../k8s/keys.js';
+import { prepareCreate } from '../../k8s/meta.js';
+import type { KubeObject, ResourceInfo } from '../../k8s/types.js';
 import type { Kube } from './context.js';
-import { objectKey } from './keys.js';
-import { prepareCreate } from './meta.js';
-import type { KubeObject, ResourceInfo } from './types.js';
 
 export const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 

@@ -10,9 +10,9 @@
  * its own compiled-in types, and a stub schema would make those patches wrong.
  */
 import { createHash } from 'node:crypto';
+import { pathNotFound } from '../../k8s/status.js';
+import type { ResourceInfo } from '../../k8s/types.js';
 import type { Kube } from './context.js';
-import { pathNotFound } from './status.js';
-import type { ResourceInfo } from './types.js';
 
 type Doc = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  *   application/merge-patch+json            RFC 7386, every kind
  *   application/json-patch+json             RFC 6902, every kind
  *   application/strategic-merge-patch+json  built-in kinds only (415 for the others)
- *   application/apply-patch+yaml            server-side apply (lib/apply.ts): create if
+ *   application/apply-patch+yaml            server-side apply (src/k8s/apply.ts): create if
  *                                           absent (201), else merge with field ownership
  *                                           in managedFields; 409 on conflicts unless force
  *
@@ -12,6 +12,22 @@
  * re-applies it to the newer object; a resourceVersion in the patch is a precondition.
  */
 
+import { type ApplyOptions, serverSideApply } from '../../k8s/apply.js';
+import { isJsonObject, type JsonMap } from '../../k8s/json.js';
+import { resetFieldsOf } from '../../k8s/managed.js';
+import { asKubeObject } from '../../k8s/meta.js';
+import type { PatchKind } from '../../k8s/options.js';
+import { applyJsonPatch, mergePatchObject } from '../../k8s/patch.js';
+import { smpSchemaFor } from '../../k8s/smp-schemas.js';
+import {
+  badRequest,
+  PATCH_TYPES_ACCEPTED,
+  StatusError,
+  unsupportedMediaType,
+} from '../../k8s/status.js';
+import { strategicMerge } from '../../k8s/strategic-merge.js';
+import { apiVersionOf, type KubeObject, type ResourceInfo } from '../../k8s/types.js';
+import { parseApplyBody } from '../../k8s/yaml-body.js';
 import { checkDepth, mediaType, parseJsonText, readBody } from './body.js';
 import {
   type FieldValidation,
@@ -22,17 +38,6 @@ import {
 } from './context.js';
 import { applyFieldValidation, checkTypeMeta, decodeWriteObject } from './decode.js';
 import { itemKey as itemKeyOf, sendObject } from './handlers.js';
-import { type ApplyOptions, serverSideApply } from './lib/apply.js';
-import { isJsonObject, type JsonMap } from './lib/json.js';
-import type { PatchKind } from './lib/options.js';
-import { applyJsonPatch, mergePatchObject } from './lib/patch.js';
-import { smpSchemaFor } from './lib/smp-schemas.js';
-import { strategicMerge } from './lib/strategic-merge.js';
-import { parseApplyBody } from './lib/yaml-body.js';
-import { resetFieldsOf } from './managed.js';
-import { asKubeObject } from './meta.js';
-import { badRequest, PATCH_TYPES_ACCEPTED, StatusError, unsupportedMediaType } from './status.js';
-import { apiVersionOf, type KubeObject, type ResourceInfo } from './types.js';
 import { createObject, updateObject } from './write.js';
 
 export const PatchType = {

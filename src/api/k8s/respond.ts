@@ -3,7 +3,7 @@
  * code, and `Warning: 299 - "<text>"` headers (kubectl prints them on stderr).
  */
 import type { ServerResponse } from 'node:http';
-import { type StatusError, toStatusError } from './status.js';
+import { type StatusError, toStatusError } from '../../k8s/status.js';
 
 export const JSON_TYPE = 'application/json';
 

@@ -1,63 +1,21 @@
 /**
- * The /scale subresource of workload kinds: an autoscaling/v1 Scale
- * over spec.replicas. `kubectl scale` sends a merge patch of {"spec":{"replicas":N}}.
+ * The /scale subresource of workload kinds over HTTP: GET answers the object's Scale
+ * (src/k8s/scale.ts), PUT takes a Scale and PATCH a merge or JSON patch of it. `kubectl
+ * scale` sends a merge patch of {"spec":{"replicas":N}}.
  */
+
+import type { JsonMap } from '../../k8s/json.js';
+import { applyJsonPatch, mergePatchObject } from '../../k8s/patch.js';
+import { replicasOf, scaleOf } from '../../k8s/scale.js';
+import { methodNotAllowed, notFound, unsupportedMediaType } from '../../k8s/status.js';
 import { asObject, mediaType, parseJsonText, readBody } from './body.js';
 import { type Kube, parseDryRun, type ResourceRequest } from './context.js';
+import { managerOf } from './field-manager.js';
 import { itemKey } from './handlers.js';
-import { isJsonObject, type JsonMap } from './lib/json.js';
-import { applyJsonPatch, mergePatchObject } from './lib/patch.js';
-import { formatLabelSelector, labelSelectorFromObject } from './lib/selectors.js';
-import { managerOf } from './managed.js';
 import { sendJson } from './respond.js';
-import { badRequest, methodNotAllowed, notFound, unsupportedMediaType } from './status.js';
-import type { KubeObject } from './types.js';
 import { updateObject } from './write.js';
 
 type Rec = Record<string, unknown>;
-
-/** The Scale view of a workload object. */
-export function scaleOf(obj: KubeObject): Rec {
-  const spec = (obj.spec ?? {}) as Rec;
-  const status = (obj.status ?? {}) as Rec;
-  let selector = '';
-  try {
-    const sel = spec.selector;
-    if (sel && typeof sel === 'object')
-      selector = formatLabelSelector(labelSelectorFromObject(sel as never));
-  } catch {
-    selector = '';
-  }
-  const m = obj.metadata;
-  return {
-    kind: 'Scale',
-    apiVersion: 'autoscaling/v1',
-    metadata: {
-      name: m.name,
-      namespace: m.namespace,
-      uid: m.uid,
-      resourceVersion: m.resourceVersion,
-      creationTimestamp: m.creationTimestamp,
-    },
-    spec: { replicas: typeof spec.replicas === 'number' ? spec.replicas : 1 },
-    status: { replicas: typeof status.replicas === 'number' ? status.replicas : 0, selector },
-  };
-}
-
-function replicasOf(scale: unknown): { replicas: number; rv: string | undefined } {
-  if (!isJsonObject(scale)) throw badRequest('the Scale must be a JSON object');
-  const spec = scale.spec;
-  const replicas = isJsonObject(spec) ? spec.replicas : undefined;
-  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-    throw badRequest('spec.replicas must be a non-negative integer');
-  }
-  const meta = scale.metadata;
-  const rv =
-    isJsonObject(meta) && typeof meta.resourceVersion === 'string'
-      ? meta.resourceVersion
-      : undefined;
-  return { replicas, rv };
-}
 
 export async function handleScale(kube: Kube, rr: ResourceRequest): Promise<void> {
   const method = rr.req.method;

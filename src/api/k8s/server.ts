@@ -4,6 +4,8 @@
  * handler, so the etcd JSON API can share the listener.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { methodNotAllowed, pathNotFound, StatusError, toStatusError } from '../../k8s/status.js';
+import type { ResourceInfo, Verb } from '../../k8s/types.js';
 import type { Kube, ResourceRequest } from './context.js';
 import { handleDelete, handleDeleteCollection } from './delete.js';
 import { sendDiscovery, versionInfo } from './discovery.js';
@@ -15,8 +17,6 @@ import { handlePatch } from './patch.js';
 import { isKubernetesPath, parsePath, type ResourcePath } from './paths.js';
 import { sendError, sendJson, sendText } from './respond.js';
 import { handleScale } from './scale.js';
-import { methodNotAllowed, pathNotFound, StatusError, toStatusError } from './status.js';
-import type { ResourceInfo, Verb } from './types.js';
 import { handleWatch } from './watch/http.js';
 
 export interface KubeLogger {

@@ -8,12 +8,13 @@
  * A failed compare changes nothing and is reported as such; the caller decides between
  * 409 and a retry. Reads of single objects go to the member (linearizable), not the cache.
  */
+
+import { keyBytes } from '../../k8s/keys.js';
+import { decodeStored, encodeStored } from '../../k8s/meta.js';
+import { StatusError } from '../../k8s/status.js';
+import type { KubeObject } from '../../k8s/types.js';
 import type { MemberApi } from '../../server/types.js';
 import type { Compare, KeyValue, TxnResult } from '../../store/types.js';
-import { keyBytes } from './keys.js';
-import { decodeStored, encodeStored } from './meta.js';
-import { StatusError } from './status.js';
-import type { KubeObject } from './types.js';
 
 export interface Stored {
   obj: KubeObject;

@@ -9,17 +9,17 @@
  * object carries a resourceVersion (the client's precondition) that is not the current one,
  * the answer is 409 Conflict.
  */
-import { admissionRequest } from './admission.js';
+import { admissionRequest } from '../../k8s/admission.js';
+import { objectKey } from '../../k8s/keys.js';
+import { trackUpdate } from '../../k8s/managed.js';
+import { prepareCreate, prepareUpdate, sameStored } from '../../k8s/meta.js';
+import { generateNameFrom } from '../../k8s/names.js';
+import { normalizeObject } from '../../k8s/normalize.js';
+import { alreadyExists, conflict, notFound, StatusError } from '../../k8s/status.js';
+import type { KubeObject, ResourceInfo } from '../../k8s/types.js';
+import { validateObject } from '../../k8s/validate.js';
 import type { Kube } from './context.js';
-import { objectKey } from './keys.js';
-import { generateNameFrom } from './lib/names.js';
-import { trackUpdate } from './managed.js';
-import { prepareCreate, prepareUpdate, sameStored } from './meta.js';
-import { normalizeObject } from './normalize.js';
-import { alreadyExists, conflict, notFound, StatusError } from './status.js';
 import type { Guard, Stored } from './storage.js';
-import type { KubeObject, ResourceInfo } from './types.js';
-import { validateObject } from './validate.js';
 
 /** Per-kind steps beyond the generic pipeline (CRDs, namespaces). */
 export interface KindHooks {

@@ -5,14 +5,14 @@ import {
   managedFieldsOf,
   recordUpdate,
   serverSideApply,
-} from '../../../src/api/k8s/lib/apply.js';
-import { KubeLibError } from '../../../src/api/k8s/lib/errors.js';
-import { fieldErrorString } from '../../../src/api/k8s/lib/field-errors.js';
-import { FieldSet, fieldSetOf } from '../../../src/api/k8s/lib/field-set.js';
-import { cloneJson, type JsonMap } from '../../../src/api/k8s/lib/json.js';
-import { validateCreateOptions, validatePatchOptions } from '../../../src/api/k8s/lib/options.js';
-import { compileCrdSchema } from '../../../src/api/k8s/lib/schema.js';
-import { smpSchemaFor } from '../../../src/api/k8s/lib/smp-schemas.js';
+} from '../../../src/k8s/apply.js';
+import { KubeLibError } from '../../../src/k8s/errors.js';
+import { fieldErrorString } from '../../../src/k8s/field-errors.js';
+import { FieldSet, fieldSetOf } from '../../../src/k8s/field-set.js';
+import { cloneJson, type JsonMap } from '../../../src/k8s/json.js';
+import { validateCreateOptions, validatePatchOptions } from '../../../src/k8s/options.js';
+import { compileCrdSchema } from '../../../src/k8s/schema.js';
+import { smpSchemaFor } from '../../../src/k8s/smp-schemas.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: test documents are navigated by property chains
 type Doc = any;

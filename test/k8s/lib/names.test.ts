@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { fieldErrorString, goValue } from '../../../src/api/k8s/lib/field-errors.js';
+import { fieldErrorString, goValue } from '../../../src/k8s/field-errors.js';
 import {
   generateNameFrom,
   MAX_GENERATED_BASE_LENGTH,
@@ -13,7 +13,7 @@ import {
   validateObjectMeta,
   validatePathSegmentName,
   validateQualifiedName,
-} from '../../../src/api/k8s/lib/names.js';
+} from '../../../src/k8s/names.js';
 
 const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";

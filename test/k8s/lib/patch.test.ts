@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { GENERIC_INVALID_MESSAGE, KubeLibError } from '../../../src/api/k8s/lib/errors.js';
-import { cloneJson, type JsonValue, jsonEqual } from '../../../src/api/k8s/lib/json.js';
+import { GENERIC_INVALID_MESSAGE, KubeLibError } from '../../../src/k8s/errors.js';
+import { cloneJson, type JsonValue, jsonEqual } from '../../../src/k8s/json.js';
 import {
   applyJsonPatch,
   applyMergePatch,
   MAX_JSON_PATCH_OPERATIONS,
   mergePatchObject,
-} from '../../../src/api/k8s/lib/patch.js';
+} from '../../../src/k8s/patch.js';
 
 function libError(fn: () => unknown): KubeLibError {
   try {

@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { KubeLibError } from '../../../src/api/k8s/lib/errors.js';
-import { fieldErrorString, toCause } from '../../../src/api/k8s/lib/field-errors.js';
-import { cloneJson, type JsonMap } from '../../../src/api/k8s/lib/json.js';
+import { KubeLibError } from '../../../src/k8s/errors.js';
+import { fieldErrorString, toCause } from '../../../src/k8s/field-errors.js';
+import { cloneJson, type JsonMap } from '../../../src/k8s/json.js';
 import {
   compileCrdSchema,
   strictDecodingMessage,
   structuralSchemaErrors,
   unknownFieldWarnings,
-} from '../../../src/api/k8s/lib/schema.js';
+} from '../../../src/k8s/schema.js';
 
 /** The Widget schema of a recorded CRD example, with most keywords in use. */
 const widgetSchema = {

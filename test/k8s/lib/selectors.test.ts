@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { isKubeLibError, KubeLibError } from '../../../src/api/k8s/lib/errors.js';
+import { isKubeLibError, KubeLibError } from '../../../src/k8s/errors.js';
 import {
   escapeFieldValue,
   fieldExactMatch,
@@ -13,7 +13,7 @@ import {
   matchLabels,
   parseFieldSelector,
   parseLabelSelector,
-} from '../../../src/api/k8s/lib/selectors.js';
+} from '../../../src/k8s/selectors.js';
 
 /** The Status message a selector error would put on the wire. */
 function failure(fn: () => unknown): string {

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { KubeLibError } from '../../../src/api/k8s/lib/errors.js';
-import { cloneJson, type JsonMap, type JsonValue } from '../../../src/api/k8s/lib/json.js';
-import { applyMergePatch } from '../../../src/api/k8s/lib/patch.js';
-import { smpKinds, smpSchemaFor } from '../../../src/api/k8s/lib/smp-schemas.js';
-import { strategicMerge } from '../../../src/api/k8s/lib/strategic-merge.js';
+import { KubeLibError } from '../../../src/k8s/errors.js';
+import { cloneJson, type JsonMap, type JsonValue } from '../../../src/k8s/json.js';
+import { applyMergePatch } from '../../../src/k8s/patch.js';
+import { smpKinds, smpSchemaFor } from '../../../src/k8s/smp-schemas.js';
+import { strategicMerge } from '../../../src/k8s/strategic-merge.js';
 
 /** Results are read through property chains; a loose type keeps those short. */
 // biome-ignore lint/suspicious/noExplicitAny: test documents are navigated by property chains

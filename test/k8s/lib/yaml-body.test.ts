@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { isKubeLibError, KubeLibError } from '../../../src/api/k8s/lib/errors.js';
-import type { JsonValue } from '../../../src/api/k8s/lib/json.js';
-import { parseApplyBody } from '../../../src/api/k8s/lib/yaml-body.js';
+import { isKubeLibError, KubeLibError } from '../../../src/k8s/errors.js';
+import type { JsonValue } from '../../../src/k8s/json.js';
+import { parseApplyBody } from '../../../src/k8s/yaml-body.js';
 
 function message(body: string): string {
   try {

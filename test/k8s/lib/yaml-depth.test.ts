@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { Document, parseAllDocuments } from 'yaml';
-import { yamlNestsDeeperThan } from '../../../src/api/k8s/lib/yaml-depth.js';
+import { yamlNestsDeeperThan } from '../../../src/k8s/yaml-depth.js';
 
 /** Nesting of objects and arrays in a parsed value (the body depth limit counts these). */
 function depthOf(v: unknown): number {

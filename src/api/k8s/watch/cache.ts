@@ -8,8 +8,8 @@
  * Callers that want to change an object clone it first.
  */
 import sortedBtree from 'sorted-btree';
-import type { KubeObject, ResourceInfo } from '../types.js';
-import { apiVersionOf } from '../types.js';
+import type { KubeObject, ResourceInfo } from '../../../k8s/types.js';
+import { apiVersionOf } from '../../../k8s/types.js';
 
 export class CachedObject {
   private encoded: string | undefined;

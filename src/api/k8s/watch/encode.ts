@@ -4,10 +4,10 @@
  * Table or not) and the same string is written to every watcher that gets it.
  */
 
-import type { Status } from '../status.js';
-import { type IncludeObject, tableJson, tableRow } from '../table.js';
-import type { ResourceInfo } from '../types.js';
-import { apiVersionOf } from '../types.js';
+import type { Status } from '../../../k8s/status.js';
+import { type IncludeObject, tableJson, tableRow } from '../../../k8s/table.js';
+import type { ResourceInfo } from '../../../k8s/types.js';
+import { apiVersionOf } from '../../../k8s/types.js';
 import type { CachedObject } from './cache.js';
 import type { KubeEvent } from './events.js';
 

@@ -5,10 +5,11 @@
  * reach) are ordinary Status answers; a too-old resourceVersion is an ERROR event in the
  * stream followed by a clean end. The stream always ends cleanly (terminating chunk).
  */
+
+import { compileFilter } from '../../../k8s/filter.js';
+import { parseIncludeObject, wantsTable } from '../../../k8s/table.js';
 import type { Kube, ResourceRequest } from '../context.js';
-import { compileFilter } from '../filter.js';
 import { type ListOptions, tooLargeResourceVersion } from '../list-options.js';
-import { parseIncludeObject, wantsTable } from '../table.js';
 import type { WatchFormat } from './encode.js';
 import { startWatch, type WatchStart } from './start.js';
 import type { KubeWatcher, WatchSink } from './watcher.js';

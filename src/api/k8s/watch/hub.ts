@@ -13,11 +13,17 @@
  * same turn sees a state and an event stream that fit together with no gap.
  */
 
+import {
+  bytesKey,
+  keyBytes,
+  parseKey,
+  prefixEndBytes,
+  REGISTRY_PREFIX,
+} from '../../../k8s/keys.js';
+import type { KindRegistry } from '../../../k8s/registry.js';
+import type { KubeObject } from '../../../k8s/types.js';
 import type { EventBatch, KeyValue, WatchableStore } from '../../../store/types.js';
 import type { Cacher, WatchResponse, WatchSubscription } from '../../../watchcache/index.js';
-import { bytesKey, keyBytes, parseKey, prefixEndBytes, REGISTRY_PREFIX } from '../keys.js';
-import type { KindRegistry } from '../registry.js';
-import type { KubeObject } from '../types.js';
 import { CachedObject, ResourceCache } from './cache.js';
 import { EventWindow, type KubeEvent } from './events.js';
 import { WatcherIndex } from './watchers.js';

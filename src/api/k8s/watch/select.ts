@@ -3,9 +3,9 @@
  * field, by namespace prefix when it names a namespace, else over the whole resource. Always
  * in key order, optionally after a key (continue tokens).
  */
-import type { ObjectFilter } from '../filter.js';
-import { collectionPrefix, objectKey } from '../keys.js';
-import type { ResourceInfo } from '../types.js';
+import type { ObjectFilter } from '../../../k8s/filter.js';
+import { collectionPrefix, objectKey } from '../../../k8s/keys.js';
+import type { ResourceInfo } from '../../../k8s/types.js';
 import type { CachedObject, ResourceCache } from './cache.js';
 
 export function* selectObjects(

@@ -12,12 +12,13 @@
  * The watcher is registered and the snapshot (or the window's replay) taken in the same
  * turn, so the snapshot at revision R0 and the live events after R0 fit with no gap.
  */
+
+import type { ObjectFilter } from '../../../k8s/filter.js';
+import { bytesKey, collectionPrefix, parseKey } from '../../../k8s/keys.js';
+import { expired } from '../../../k8s/status.js';
+import type { ResourceInfo } from '../../../k8s/types.js';
 import type { EventBatch } from '../../../store/types.js';
 import type { Cacher } from '../../../watchcache/index.js';
-import type { ObjectFilter } from '../filter.js';
-import { bytesKey, collectionPrefix, parseKey } from '../keys.js';
-import { expired } from '../status.js';
-import type { ResourceInfo } from '../types.js';
 import { errorLine, objectLine, type WatchFormat } from './encode.js';
 import type { KubeEvent } from './events.js';
 import { decodeValue, type KubeHub, refOf } from './hub.js';

@@ -6,8 +6,8 @@
  * Ordering invariant: every line reaches the sink in revision order, and a bookmark at R is
  * written only when the watcher is live and every event at or below R was dispatched to it.
  */
-import type { ObjectFilter } from '../filter.js';
-import type { ResourceInfo } from '../types.js';
+import type { ObjectFilter } from '../../../k8s/filter.js';
+import type { ResourceInfo } from '../../../k8s/types.js';
 import {
   bookmarkLine,
   jsonLine,

@@ -3,9 +3,9 @@
  * compileCrdSchema (structural checks, ajv validation with Kubernetes' field errors, unknown
  * fields, pruning, defaulting, merge metadata for apply).
  */
-import type { FieldError } from './lib/field-errors.js';
-import type { MapSchema } from './lib/merge-schema.js';
-import { compileCrdSchema } from './lib/schema.js';
+import type { FieldError } from './field-errors.js';
+import type { MapSchema } from './merge-schema.js';
+import { compileCrdSchema } from './schema.js';
 import type { KubeObject, SchemaChecker } from './types.js';
 
 export interface CompiledSchema extends SchemaChecker {

@@ -8,7 +8,7 @@
  * src/errors.ts stays the only list of codes. `message` is the catalogue text plus the
  * Kubernetes message; `statusMessage` is the Kubernetes message alone (what goes on the wire).
  */
-import { type ErrorCode, EtceteraError } from '../../../errors.js';
+import { type ErrorCode, EtceteraError } from '../errors.js';
 import {
   aggregateMessages,
   type FieldError,

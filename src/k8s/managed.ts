@@ -1,24 +1,14 @@
 /**
- * metadata.managedFields: who set which field (lib/apply.ts keeps the field sets). Server-side
+ * metadata.managedFields: who set which field (apply.ts keeps the field sets). Server-side
  * apply records its Apply entry itself; every other write (create, update, patch) records an
  * Update entry for its manager here, so that a later apply conflicts with it as in Kubernetes.
  * A write that sets managedFields itself (kubectl's ownership migration patch) is taken as
  * given; an update that leaves them out keeps the stored ones.
  */
-import type { IncomingMessage } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
-import { recordUpdate } from './lib/apply.js';
-import type { JsonMap } from './lib/json.js';
+import { recordUpdate } from './apply.js';
+import type { JsonMap } from './json.js';
 import { apiVersionOf, type KubeObject, type ResourceInfo } from './types.js';
-
-/** The fieldManager of a request, or (as Kubernetes does) its User-Agent's product name. */
-export function managerOf(req: IncomingMessage, query: URLSearchParams): string {
-  const explicit = query.get('fieldManager');
-  if (explicit) return explicit;
-  const ua = req.headers['user-agent'] ?? '';
-  const product = ua.split('/')[0]?.trim() ?? '';
-  return product.slice(0, 128) || 'unknown';
-}
 
 /** Top-level fields a write through (or around) the status subresource may not set. */
 export function resetFieldsOf(info: ResourceInfo, sub: string | undefined): string[] {

@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { KeyValue } from '../../store/types.js';
+import type { KeyValue } from '../store/types.js';
 import { badRequest } from './status.js';
 import { apiVersionOf, type KubeObject, type ResourceInfo } from './types.js';
 

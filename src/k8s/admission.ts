@@ -11,7 +11,7 @@
  *     admit(req) { req.object.metadata.labels = { team: 'core', ...req.object.metadata.labels }; },
  *   });
  */
-import { KubeLibError } from './lib/errors.js';
+import { KubeLibError } from './errors.js';
 import { StatusError } from './status.js';
 import type { KubeObject, ResourceInfo } from './types.js';
 

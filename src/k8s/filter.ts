@@ -1,6 +1,6 @@
 /**
  * What a list or watch selects: the namespace of the path, a label selector and a field
- * selector (lib/selectors.ts parses them), compiled into one predicate plus an index hint.
+ * selector (selectors.ts parses them), compiled into one predicate plus an index hint.
  */
 import {
   type FieldSelector,
@@ -10,7 +10,7 @@ import {
   matchLabels,
   parseFieldSelector,
   parseLabelSelector,
-} from './lib/selectors.js';
+} from './selectors.js';
 import type { KubeObject, ResourceInfo } from './types.js';
 
 export interface ObjectFilter {

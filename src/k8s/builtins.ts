@@ -3,7 +3,7 @@
  * short names, categories, subresources, field-selector labels, printers and a few
  * validations. Kinds built into kubectl get strategic merge patch; CRDs never do.
  */
-import { smpSchemaFor } from './lib/smp-schemas.js';
+
 import {
   configMapPrinter,
   defaultPrinter,
@@ -11,6 +11,7 @@ import {
   namespacePrinter,
   podPrinter,
 } from './printers.js';
+import { smpSchemaFor } from './smp-schemas.js';
 import {
   ALL_VERBS,
   type FieldGetter,

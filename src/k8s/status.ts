@@ -6,9 +6,9 @@
  * StatusError is an EtceteraError (codes ERR_KUBE_*), so the one catalogue in src/errors.ts
  * stays complete; `status` is the body to send.
  */
-import { type ErrorCode, EtceteraError, isEtceteraError } from '../../errors.js';
-import { KubeLibError } from './lib/errors.js';
-import type { StatusCause } from './lib/field-errors.js';
+import { type ErrorCode, EtceteraError, isEtceteraError } from '../errors.js';
+import { KubeLibError } from './errors.js';
+import type { StatusCause } from './field-errors.js';
 import { qualifiedResource } from './types.js';
 
 export interface StatusDetails {

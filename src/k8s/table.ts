@@ -6,7 +6,6 @@
 
 import { defaultPrinter, NAME_COLUMN } from './printers.js';
 import type { KubeObject, ResourceInfo, TableColumn } from './types.js';
-import type { CachedObject } from './watch/cache.js';
 
 export const IncludeObject = { None: 'None', Metadata: 'Metadata', Object: 'Object' } as const;
 export type IncludeObject = (typeof IncludeObject)[keyof typeof IncludeObject];
@@ -41,10 +40,17 @@ function rowObject(obj: KubeObject, json: string, include: IncludeObject): strin
   })}`;
 }
 
+/** What a row is made from: an object and its JSON (a list or watch cache's entry). */
+export interface TableEntry {
+  readonly obj: KubeObject;
+  /** The object's JSON as `info`'s version serves it. */
+  json(info: ResourceInfo): string;
+}
+
 /** One row's JSON. */
 export function tableRow(
   info: ResourceInfo,
-  entry: CachedObject,
+  entry: TableEntry,
   include: IncludeObject,
   nowMs: number,
 ): string {

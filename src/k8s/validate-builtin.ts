@@ -3,12 +3,7 @@
  * Kubernetes' field paths and texts. Not the whole of Kubernetes' validation: only what keeps
  * obviously broken objects out and what clients and controllers rely on being present.
  */
-import {
-  duplicate,
-  type FieldError,
-  invalid as invalidValue,
-  required,
-} from './lib/field-errors.js';
+import { duplicate, type FieldError, invalid as invalidValue, required } from './field-errors.js';
 import type { KindValidator, KubeObject } from './types.js';
 
 type Rec = Record<string, unknown>;

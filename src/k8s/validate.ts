@@ -1,17 +1,17 @@
 /**
  * Validation of an object about to be stored: its metadata (names, labels, annotations,
- * finalizers, owner references; lib/names.ts) and its kind's own rules (built-in checks or a
+ * finalizers, owner references; names.ts) and its kind's own rules (built-in checks or a
  * CRD's schema). Any error is one 422 Invalid with a cause per field.
  */
-import { invalidObject } from './lib/errors.js';
-import type { FieldError } from './lib/field-errors.js';
+import { invalidObject } from './errors.js';
+import type { FieldError } from './field-errors.js';
 import {
   type NameValidator,
   nameIsDns1035Label,
   nameIsDnsLabel,
   nameIsDnsSubdomain,
   validateObjectMeta,
-} from './lib/names.js';
+} from './names.js';
 import type { KubeObject, NameRule, ResourceInfo } from './types.js';
 
 const NAME_RULES: Record<NameRule, NameValidator> = {

@@ -1,29 +1,24 @@
 /**
- * CustomResourceDefinitions (apiextensions.k8s.io/v1): a CRD write
- * is checked (names, scope, versions, schemas), gets its status (NamesAccepted and
- * Established conditions, acceptedNames, storedVersions) in the same write, and once stored
- * installs one served resource per served version in the registry: discovery, OpenAPI and
- * routing pick it up at once. Objects are validated against the version's openAPIV3Schema
- * (422 with a cause per field) and unknown fields follow fieldValidation.
- *
- * Every member learns CRDs from the event stream (`syncCrds`), so all of them serve the same
- * kinds; the member that took the write also installs it before answering, so the client's
- * next request finds it.
+ * CustomResourceDefinitions (apiextensions.k8s.io/v1) as objects: a CRD is checked (names,
+ * scope, versions, schemas; `crdErrors`), gets the status the apiextensions controllers would
+ * give it (NamesAccepted and Established conditions, acceptedNames, storedVersions;
+ * `crdStatus`), and a stored one becomes one served resource per served version
+ * (`infosFromCrd`), whose objects are validated against the version's openAPIV3Schema (422
+ * with a cause per field). Installing them in a server's registry as CRDs are written and
+ * seen is src/api/k8s/crd-sync.ts's.
  */
 
 import { fieldAt } from './builtins.js';
-import type { Kube } from './context.js';
 import { compileSchema } from './crd-schema.js';
-import { invalidObject, KubeLibError } from './lib/errors.js';
-import { type FieldError, forbidden, invalid, required } from './lib/field-errors.js';
-import { validateDns1123Label, validateDns1123Subdomain } from './lib/names.js';
-import { structuralSchemaErrors } from './lib/schema.js';
+import { invalidObject, KubeLibError } from './errors.js';
+import { type FieldError, forbidden, invalid, required } from './field-errors.js';
 import { timestamp } from './meta.js';
+import { validateDns1123Label, validateDns1123Subdomain } from './names.js';
 import { AGE_COLUMN, humanDuration } from './printers.js';
+import type { KindRegistry } from './registry.js';
+import { structuralSchemaErrors } from './schema.js';
 import type { KubeObject, Printer, ResourceInfo, TableColumn } from './types.js';
 import { ALL_VERBS } from './types.js';
-import type { KubeEvent } from './watch/events.js';
-import type { KindHooks } from './write.js';
 
 export const CRD_REF = 'apiextensions.k8s.io/customresourcedefinitions';
 
@@ -133,8 +128,12 @@ function checkVersions(spec: Rec, errs: FieldError[]): void {
   }
 }
 
-/** The CRD's errors, including immutable fields on update. */
-function crdErrors(kube: Kube, crd: KubeObject, old: KubeObject | undefined): FieldError[] {
+/** The CRD's errors, including immutable fields on update, and a name the server serves itself. */
+export function crdErrors(
+  registry: KindRegistry,
+  crd: KubeObject,
+  old: KubeObject | undefined,
+): FieldError[] {
   const errs: FieldError[] = [];
   if (!isRec(crd.spec)) return [required('spec')];
   const spec = crd.spec;
@@ -142,7 +141,7 @@ function crdErrors(kube: Kube, crd: KubeObject, old: KubeObject | undefined): Fi
   checkVersions(spec, errs);
   const group = str(spec.group);
   const plural = namesOf(spec).plural;
-  if (kube.registry.isBuiltin(group, plural)) {
+  if (registry.isBuiltin(group, plural)) {
     errs.push(invalid('spec.group', group, `${plural}.${group} is served by the server itself`));
   }
   if (old && isRec(old.spec)) {
@@ -169,7 +168,7 @@ function condition(type: string, reason: string, message: string, at: string, ol
 }
 
 /** Status as the apiextensions controllers would leave it once they ran. */
-function crdStatus(crd: KubeObject, old: KubeObject | undefined, nowMs: number): Rec {
+export function crdStatus(crd: KubeObject, old: KubeObject | undefined, nowMs: number): Rec {
   const spec = crd.spec as Rec;
   const names = namesOf(spec);
   const oldStatus = isRec(old?.status) ? (old?.status as Rec) : {};
@@ -284,45 +283,32 @@ export function infosFromCrd(crd: KubeObject): ResourceInfo[] {
   return out;
 }
 
-/** Installs (or removes) a CRD's resources from its stored object. */
-export function installCrd(kube: Kube, crd: KubeObject, revision: number): void {
+/** Installs (or removes) a CRD's resources in `registry` from its stored object. */
+export function installCrd(registry: KindRegistry, crd: KubeObject, revision: number): void {
   const name = crd.metadata.name ?? '';
   try {
-    kube.registry.setCrd(name, revision, infosFromCrd(crd));
+    registry.setCrd(name, revision, infosFromCrd(crd));
   } catch {
     // A stored CRD whose schema no longer compiles serves nothing rather than failing.
-    kube.registry.setCrd(name, revision, []);
+    registry.setCrd(name, revision, []);
   }
 }
 
-/** Keeps the registry in step with the CRDs the event stream shows (every member). */
-export function syncCrds(kube: Kube): () => void {
-  for (const [, entry] of kube.hub.cacheFor(CRD_REF, 'apiextensions.k8s.io').scan('')) {
-    installCrd(kube, entry.obj, entry.rv);
+/** Throws the 422 Kubernetes answers for an invalid CRD; otherwise sets its status. */
+export function prepareCrd(
+  registry: KindRegistry,
+  crd: KubeObject,
+  old: KubeObject | undefined,
+  nowMs: number,
+): void {
+  const errs = crdErrors(registry, crd, old);
+  if (errs.length > 0) {
+    throw invalidObject(
+      'apiextensions.k8s.io',
+      'CustomResourceDefinition',
+      crd.metadata.name ?? '',
+      errs,
+    );
   }
-  return kube.hub.onEvents((events: readonly KubeEvent[]) => {
-    for (const e of events) {
-      if (e.ref !== CRD_REF) continue;
-      if (e.obj) installCrd(kube, e.obj.obj, e.revision);
-      else kube.registry.removeCrd(e.name, e.revision);
-    }
-  });
+  crd.status = crdStatus(crd, old, nowMs);
 }
-
-export const crdHooks: KindHooks = {
-  prepare(kube, obj, old) {
-    const errs = crdErrors(kube, obj, old);
-    if (errs.length > 0) {
-      throw invalidObject(
-        'apiextensions.k8s.io',
-        'CustomResourceDefinition',
-        obj.metadata.name ?? '',
-        errs,
-      );
-    }
-    obj.status = crdStatus(obj, old, kube.options.now());
-  },
-  afterWrite(kube, obj, revision) {
-    installCrd(kube, obj, revision);
-  },
-};

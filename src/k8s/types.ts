@@ -6,8 +6,8 @@
  * this face (so it is a JSON object with `metadata`).
  */
 
-import type { FieldError } from './lib/field-errors.js';
-import type { MapSchema } from './lib/merge-schema.js';
+import type { FieldError } from './field-errors.js';
+import type { MapSchema } from './merge-schema.js';
 
 export type NameRule = 'subdomain' | 'label' | 'dns1035';
 
