@@ -13,6 +13,7 @@
  */
 
 import type { Event, KeyValue, Revision } from '../../store/types.js';
+import { encodeKeyValue } from '../../wire/etcd-json.js';
 import type { Cancellation, EventView, FrameEncoder, WatcherInfo, WindowEntry } from '../types.js';
 import { perSelection } from './selection-cache.js';
 
@@ -218,16 +219,5 @@ export function eventToJson(ev: Event, withPrevKv: boolean): string {
 
 /** One key-value as etcd's JSON (mvccpb.KeyValue), zero fields left out. */
 export function kvToJson(kv: KeyValue): string {
-  let s = '';
-  if (kv.key.length > 0) s += `,"key":"${b64(kv.key)}"`;
-  if (kv.createRevision !== 0) s += `,"create_revision":"${kv.createRevision}"`;
-  if (kv.modRevision !== 0) s += `,"mod_revision":"${kv.modRevision}"`;
-  if (kv.version !== 0) s += `,"version":"${kv.version}"`;
-  if (kv.value.length > 0) s += `,"value":"${b64(kv.value)}"`;
-  if (kv.lease !== 0) s += `,"lease":"${kv.lease}"`;
-  return `{${s.slice(1)}}`;
-}
-
-function b64(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+  return JSON.stringify(encodeKeyValue(kv));
 }
