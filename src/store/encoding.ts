@@ -233,9 +233,3 @@ function readU32(buf: Uint8Array, offset: number): number {
     0
   );
 }
-
-// --- key order (a key as a latin1 string for in-memory maps: src/wire/bytes.ts) ------------
-
-export function compareBytes(a: Bytes, b: Bytes): number {
-  return Buffer.compare(a, b);
-}

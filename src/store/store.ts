@@ -17,7 +17,7 @@ import { EtceteraError, isEtceteraError } from '../errors.js';
 import { bytesToLatin1 } from '../wire/bytes.js';
 import { CommandApplier, type CommandApplierState, readsPast } from './command-applier.js';
 import { Compactor } from './compactor.js';
-import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
+import { type BatchOp, openLevel, type StoreDb, storeDb } from './db.js';
 import { decodeKvMeta, readU64, u64 } from './encoding.js';
 import { KeyIndex } from './key-index.js';
 import { Lessor } from './lessor.js';
@@ -503,11 +503,6 @@ export class Store implements WatchableStore {
   private assertUsable(): void {
     if (this.closed) throw new EtceteraError('ERR_CLOSED');
     if (this.failed) throw new EtceteraError('ERR_STORAGE', { detail: String(this.failed) });
-  }
-
-  /** Takes a LevelDB snapshot (used by tests to check consistency). */
-  snapshotForTest(): Snapshot {
-    return this.db.snapshot();
   }
 }
 

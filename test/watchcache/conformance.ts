@@ -11,7 +11,7 @@ import type { Test } from 'tap';
 import { isEtceteraError } from '../../src/errors.js';
 import type { EventBatch } from '../../src/store/types.js';
 import { normalizeRange, rangeContains } from '../../src/watchcache/keys.js';
-import type { WatchOptions, WatchResponse } from '../../src/watchcache/types.js';
+import type { WatchOptions } from '../../src/watchcache/types.js';
 import { bytesToLatin1 } from '../../src/wire/bytes.js';
 import {
   countEvents,
@@ -315,5 +315,3 @@ function prefixOf(key: WatchOptions['key']): Uint8Array {
   end[end.length - 1] = end[end.length - 1]! + 1;
   return end;
 }
-
-export type { WatchResponse };

@@ -24,7 +24,6 @@ import { bytesToLatin1 } from '../../src/wire/bytes.js';
 
 const te = new TextEncoder();
 export const b = (s: string): Uint8Array => te.encode(s);
-export const s = (u: Uint8Array): string => Buffer.from(u).toString('utf8');
 
 export type WriteOp =
   | { op: 'put'; key: string; value: string }

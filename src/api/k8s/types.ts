@@ -6,13 +6,13 @@
  * this face (so it is a JSON object with `metadata`).
  */
 
-import type { Json, JsonObject, ObjectMeta } from '../../wire/k8s.js';
+import type { ObjectMeta } from '../../wire/k8s.js';
 import type { FieldError } from './lib/field-errors.js';
 import type { MapSchema } from './lib/merge-schema.js';
 
 export type NameRule = 'subdomain' | 'label' | 'dns1035';
 
-export type { Json, JsonObject, ObjectMeta };
+export type { ObjectMeta };
 
 /** Any Kubernetes object: apiVersion, kind, metadata, and the kind's own fields. */
 export interface KubeObject {

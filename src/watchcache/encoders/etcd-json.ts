@@ -34,10 +34,15 @@ export interface EtcdJsonOptions {
   header?: () => EtcdHeaderFields;
   /** A fragmenting watcher's responses stay under this size when they can. Default 1.5 MiB. */
   fragmentMaxBytes?: number;
+  /**
+   * Called each time a part is encoded (an event, a batch's header, a selection's events
+   * tail), so an observer can count the work: each is encoded once however many watchers
+   * share it. Default: none.
+   */
+  onEncode?: (part: EncodedPart) => void;
 }
 
-/** Counts of encoding work, so tests can show each event is encoded once. */
-export const etcdJsonStats = { events: 0, heads: 0, tails: 0 };
+export type EncodedPart = 'event' | 'head' | 'tail';
 
 const CLOSE = Buffer.from('}}');
 let instances = 0;
@@ -47,6 +52,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
   readonly name: string;
   private readonly header: () => EtcdHeaderFields;
   private readonly fragmentMaxBytes: number;
+  private readonly onEncode: ((part: EncodedPart) => void) | undefined;
   private readonly idChunks = new Map<number, Buffer>();
   /**
    * Cache keys on window entries, built once: the head's, and per tail variant (prevKv ×
@@ -62,6 +68,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
     this.tailKeys = ['n', 'nf', 'p', 'pf'].map((v) => `${this.name}:t${v}`);
     this.header = options.header ?? (() => ({ clusterId: '0', memberId: '0', raftTerm: '0' }));
     this.fragmentMaxBytes = options.fragmentMaxBytes ?? 1.5 * 1024 * 1024;
+    this.onEncode = options.onEncode;
   }
 
   eventFrames(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly EtcdFrame[] {
@@ -131,7 +138,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
     const key = this.headKey;
     let head = entry.encodings.get(key) as Buffer | undefined;
     if (head === undefined) {
-      etcdJsonStats.heads++;
+      this.onEncode?.('head');
       head = Buffer.from(`{"result":{"header":${this.headerJson(entry.batch.revision)}`);
       entry.encodings.set(key, head);
     }
@@ -153,7 +160,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
   private tailsFor(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly Buffer[] {
     const variantKey = this.tailKeys[(w.prevKv ? 2 : 0) + (w.fragment ? 1 : 0)]!;
     return perSelection(entry, variantKey, view, () => {
-      etcdJsonStats.tails++;
+      this.onEncode?.('tail');
       const all = entry.batch.events;
       const indices = view.indices ?? all.map((_, i) => i);
       const events = indices.map((i) => this.eventJson(entry, i, all[i]!, w.prevKv));
@@ -165,7 +172,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
     const key = `${this.name}:e${prevKv ? 'p' : 'n'}${i}`;
     let b = entry.encodings.get(key) as Buffer | undefined;
     if (b === undefined) {
-      etcdJsonStats.events++;
+      this.onEncode?.('event');
       b = Buffer.from(eventToJson(ev, prevKv));
       entry.encodings.set(key, b);
     }
