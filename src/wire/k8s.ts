@@ -2,10 +2,10 @@
  * Kubernetes' JSON wire forms shared by the server's Kubernetes face (src/api/k8s) and the
  * client (src/client/k8s): ObjectMeta, ListMeta, Status, and the one table from a Status
  * reason to its HTTP code and to the catalogue code (src/errors.ts) an error with that
- * reason carries.
+ * reason carries. The codes are checked against the catalogue where errors are built (the
+ * constructor takes only catalogue codes) and by test/wire/k8s.test.ts; this folder itself
+ * imports nothing else in src.
  */
-import type { ErrorCode } from '../errors.js';
-
 /** A JSON value as JSON.parse returns it. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -86,7 +86,7 @@ export const STATUS_REASONS = {
   InternalError: { http: 500, code: 'ERR_KUBE_INTERNAL' },
   ServiceUnavailable: { http: 503, code: 'ERR_KUBE_UNAVAILABLE' },
   Timeout: { http: 504, code: 'ERR_KUBE_TIMEOUT' },
-} as const satisfies Record<string, { http: number; code: ErrorCode }>;
+} as const satisfies Record<string, { http: number; code: `ERR_KUBE_${string}` }>;
 export type StatusReason = keyof typeof STATUS_REASONS;
 
 export function isStatusReason(s: string | undefined): s is StatusReason {

@@ -6,9 +6,17 @@
 import t from 'tap';
 import { StatusError } from '../../src/api/k8s/status.js';
 import { errorFromResponse, KubeApiError } from '../../src/client/k8s/errors.js';
+import { ERRORS } from '../../src/errors.js';
 import { reasonOfHttpCode, STATUS_REASONS, type StatusReason } from '../../src/wire/k8s.js';
 
 const reasons = Object.keys(STATUS_REASONS) as StatusReason[];
+
+t.test('every catalogue code of the table is in the catalogue', async (t) => {
+  for (const reason of reasons) {
+    const { code } = STATUS_REASONS[reason];
+    t.ok(Object.hasOwn(ERRORS, code), `${reason}: ${code} is in src/errors.ts`);
+  }
+});
 
 t.test('the server sends, and the client reads, each reason with the table row', async (t) => {
   for (const reason of reasons) {
