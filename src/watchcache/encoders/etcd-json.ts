@@ -13,7 +13,7 @@
  */
 
 import type { Event, KeyValue, Revision } from '../../store/types.js';
-import { encodeKeyValue } from '../../wire/etcd-json.js';
+import { encodeHeader, encodeKeyValue } from '../../wire/etcd-json.js';
 import type { Cancellation, EventView, FrameEncoder, WatcherInfo, WindowEntry } from '../types.js';
 import { perSelection } from './selection-cache.js';
 
@@ -126,12 +126,14 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
 
   private headerJson(revision: number): string {
     const h = this.header();
-    let s = '';
-    if (h.clusterId !== '0') s += `,"cluster_id":"${h.clusterId}"`;
-    if (h.memberId !== '0') s += `,"member_id":"${h.memberId}"`;
-    if (revision !== 0) s += `,"revision":"${revision}"`;
-    if (h.raftTerm !== '0') s += `,"raft_term":"${h.raftTerm}"`;
-    return `{${s.slice(1)}}`;
+    return JSON.stringify(
+      encodeHeader({
+        clusterId: h.clusterId,
+        memberId: h.memberId,
+        revision,
+        raftTerm: Number(h.raftTerm),
+      }),
+    );
   }
 
   private headFor(entry: WindowEntry): Buffer {
