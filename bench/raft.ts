@@ -13,7 +13,7 @@
  *   3 members loopback three drivers, messages over RaftTransport websockets on 127.0.0.1
  *
  * `--mark` chooses how each member keeps its durable high-water mark (see
- * src/raft/driver/durable-mark.ts): `async` as a member does (written after the data,
+ * src/raft/storage/durable-mark.ts): `async` as a member does (written after the data,
  * coalesced, never awaited by a Ready), `sync` waits for an fsynced mark write after every
  * synced Ready (what acknowledging only after both would cost), `none` keeps no mark.
  */
@@ -25,10 +25,10 @@ import { parseArgs } from 'node:util';
 import * as hdr from 'hdr-histogram-js';
 import { Level } from 'level';
 import { RaftDriver } from '../src/raft/driver/driver.js';
-import { DurableMark } from '../src/raft/driver/durable-mark.js';
 import { RaftTransport } from '../src/raft/driver/transport.js';
 import type { AppliedEntry, DriverTransport } from '../src/raft/driver/types.js';
-import { LevelRaftStorage } from '../src/raft/level-storage.js';
+import { DurableMark } from '../src/raft/storage/durable-mark.js';
+import { LevelRaftStorage } from '../src/raft/storage/level-storage.js';
 import { type ConfState, type Message, NodeId } from '../src/raft/types.js';
 
 const { values: args } = parseArgs({

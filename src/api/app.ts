@@ -117,11 +117,6 @@ export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): Etcd
   };
 }
 
-/** The whole app (createEtcdApi's `app`); websocket watches need createEtcdApi's handleUpgrade. */
-export function createApp(member: MemberApi, options: ApiOptions = {}): Express {
-  return createEtcdApi(member, options).app;
-}
-
 /** The routes alone, unknown paths falling through (createEtcdApi's `router`). */
 export function createRouter(member: MemberApi, options: ApiOptions = {}): express.Router {
   return createEtcdApi(member, options).router;

@@ -69,8 +69,8 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_TOO_MANY_LEARNERS: 412,
   ERR_NOT_SUPPORTED_FOR_LEARNER: 412,
   ERR_UNHEALTHY: 503,
-  // The Kubernetes face answers with Kubernetes' own statuses (its REASONS table in
-  // src/k8s/status.ts, which the http-status test holds to these rows), not the gateway's.
+  // The Kubernetes face answers with Kubernetes' own statuses (the Status reasons table in
+  // src/wire/k8s.ts, which the http-status test holds to these rows), not the gateway's.
   ERR_KUBE_BAD_REQUEST: 400,
   ERR_KUBE_FORBIDDEN: 403,
   ERR_KUBE_NOT_FOUND: 404,

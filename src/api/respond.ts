@@ -5,16 +5,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import { EtceteraError, GrpcCode, isEtceteraError } from '../errors.js';
+import type { ErrorBodyJson, StreamErrorJson } from '../wire/etcd-json.js';
 import { httpStatusOf, httpStatusOfGrpc, reasonPhrase } from './http-status.js';
 
-export interface ErrorBody {
-  error: string;
-  message: string;
-  code: number;
-}
+export type { ErrorBodyJson as ErrorBody };
 
 /** A failure as etcd's JSON API reports it. Anything that is not an EtceteraError is Unknown/500. */
-export function errorReply(err: unknown): { status: number; body: ErrorBody } {
+export function errorReply(err: unknown): { status: number; body: ErrorBodyJson } {
   if (isEtceteraError(err)) {
     return {
       status: httpStatusOf(err.code),
@@ -63,7 +60,7 @@ export function streamChunk(result: unknown): string {
 
 export function streamErrorChunk(err: unknown): { status: number; text: string } {
   const { status, body } = errorReply(err);
-  const error = {
+  const error: StreamErrorJson = {
     grpc_code: body.code,
     http_code: status,
     message: body.message,

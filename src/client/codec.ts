@@ -3,6 +3,18 @@
  * decimal strings), answers in (absent fields are zero values, as protobuf's JSON mapping
  * leaves them out).
  */
+
+import { bytesToUtf8, fromBase64, prefixEnd, toBase64, utf8ToBytes } from '../wire/bytes.js';
+import {
+  decodeEvent as decodeEventJson,
+  decodeHeader as decodeHeaderJson,
+  decodeKeyValue,
+  type EventJson,
+  idOfJson,
+  int64OfJson,
+  type KeyValueJson,
+  type ResponseHeaderJson,
+} from '../wire/etcd-json.js';
 import type {
   Compare,
   DeleteOptions,
@@ -20,50 +32,30 @@ import type {
   WatchEvent,
 } from './types.js';
 
+export { prefixEnd };
+
 type Json = Record<string, unknown>;
 
+/** A key or value argument: a string is UTF-8 text, bytes are taken as they are. */
 export function toBytes(k: KeyLike): Uint8Array {
-  return typeof k === 'string' ? Buffer.from(k, 'utf8') : k;
+  return typeof k === 'string' ? utf8ToBytes(k) : k;
 }
 
 export function b64(k: KeyLike): string {
-  const b = toBytes(k);
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+  return toBase64(toBytes(k));
 }
 
 export function fromB64(s: unknown): Uint8Array {
-  if (typeof s !== 'string' || s === '') return new Uint8Array(0);
-  const buf = Buffer.from(s, 'base64');
-  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  return fromBase64(typeof s === 'string' ? s : undefined);
 }
 
 /** UTF-8 text of bytes (keys and values printed by the CLI and tests). */
-export function text(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
-}
-
-export function num(v: unknown): number {
-  return v === undefined || v === null ? 0 : Number(v);
-}
-
-export function id(v: unknown): string {
-  return v === undefined || v === null ? '0' : String(v);
-}
+export const text = bytesToUtf8;
+export const num = int64OfJson;
+export const id = idOfJson;
 
 export function leaseText(v: LeaseIdLike | undefined): string | undefined {
   return v === undefined ? undefined : BigInt(v).toString();
-}
-
-/** The exclusive end of a prefix: the key with its last byte below 0xff incremented. */
-export function prefixEnd(key: Uint8Array): Uint8Array {
-  const end = Uint8Array.from(key);
-  for (let i = end.length - 1; i >= 0; i--) {
-    if ((end[i] as number) < 0xff) {
-      end[i] = (end[i] as number) + 1;
-      return end.subarray(0, i + 1);
-    }
-  }
-  return new Uint8Array([0]); // every key is below a prefix of all 0xff: read to the end
 }
 
 /**
@@ -147,27 +139,9 @@ export function encodeTxn(t: TxnRequest): Json {
 
 // --- answers ----------------------------------------------------------------------------
 
-export function decodeHeader(h: unknown): ResponseHeader {
-  const o = (h ?? {}) as Json;
-  return {
-    clusterId: id(o.cluster_id),
-    memberId: id(o.member_id),
-    revision: num(o.revision),
-    raftTerm: num(o.raft_term),
-  };
-}
-
-export function decodeKv(v: unknown): KeyValue {
-  const o = (v ?? {}) as Json;
-  return {
-    key: fromB64(o.key),
-    createRevision: num(o.create_revision),
-    modRevision: num(o.mod_revision),
-    version: num(o.version),
-    value: fromB64(o.value),
-    lease: id(o.lease),
-  };
-}
+export const decodeHeader = (h: unknown): ResponseHeader =>
+  decodeHeaderJson(h as ResponseHeaderJson | undefined);
+export const decodeKv = (v: unknown): KeyValue => decodeKeyValue(v as KeyValueJson | undefined);
 
 export const kvList = (v: unknown): KeyValue[] =>
   ((v as unknown[] | undefined) ?? []).map(decodeKv);
@@ -219,10 +193,4 @@ export function decodeMember(v: unknown): Member {
   };
 }
 
-export function decodeEvent(v: unknown): WatchEvent {
-  const o = v as Json;
-  // PUT is enum value 0, which the gateway leaves out.
-  const type = o.type === 'DELETE' || o.type === 1 ? 'DELETE' : 'PUT';
-  const ev: WatchEvent = { type, kv: decodeKv(o.kv) };
-  return o.prev_kv ? { ...ev, prevKv: decodeKv(o.prev_kv) } : ev;
-}
+export const decodeEvent = (v: unknown): WatchEvent => decodeEventJson(v as EventJson);

@@ -5,6 +5,7 @@
  * them) and "table" for member list and endpoint status. Lease and member IDs print in hex
  * in simple and table output, in decimal in JSON, as etcdctl does.
  */
+import { toBase64 } from '../wire/bytes.js';
 import { text } from './codec.js';
 import type {
   AlarmResponse,
@@ -40,7 +41,7 @@ export function stringify(v: unknown): string {
 
 const raw = (decimal: string) => new Raw(decimal);
 const nz = (n: number) => (n === 0 ? undefined : n);
-const b64 = (b: Uint8Array) => (b.length === 0 ? undefined : Buffer.from(b).toString('base64'));
+const b64 = (b: Uint8Array) => (b.length === 0 ? undefined : toBase64(b));
 
 export function hexId(decimal: string): string {
   return BigInt(decimal).toString(16);
@@ -219,7 +220,7 @@ export function formatTimeToLive(
         id: raw(r.id),
         ttl: r.ttl,
         'granted-ttl': r.grantedTtl,
-        keys: r.keys.length === 0 ? null : r.keys.map((k) => Buffer.from(k).toString('base64')),
+        keys: r.keys.length === 0 ? null : r.keys.map(toBase64),
       }),
     ];
   }

@@ -9,6 +9,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import type { ErrorBodyJson, StreamErrorJson } from '../wire/etcd-json.js';
 import { ClientError, transportError } from './errors.js';
 
 export interface TransportOptions {
@@ -181,12 +182,13 @@ export function answer(status: number, text: string): Json {
   }
   const err = body.error;
   if (err !== undefined && typeof err === 'object' && err !== null) {
-    const e = err as { grpc_code?: number; http_code?: number; message?: string };
+    const e = err as Partial<StreamErrorJson>;
     throw new ClientError(e.message ?? 'stream error', e.grpc_code ?? 2, e.http_code ?? status);
   }
   if (status !== 200 || typeof err === 'string') {
-    const message = String(body.message ?? body.error ?? `HTTP ${status}`);
-    throw new ClientError(message, typeof body.code === 'number' ? body.code : 2, status);
+    const e = body as Partial<ErrorBodyJson>;
+    const message = String(e.message ?? e.error ?? `HTTP ${status}`);
+    throw new ClientError(message, typeof e.code === 'number' ? e.code : 2, status);
   }
   return (body.result as Json | undefined) ?? body;
 }

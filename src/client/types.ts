@@ -4,27 +4,13 @@
  * JS number holds exactly, and this client talks to etcd as well as to etcetera. Revisions
  * and counts are numbers.
  */
+import type { Event, KeyValue, ResponseHeader } from '../wire/etcd-json.js';
 
 export type KeyLike = string | Uint8Array;
 /** A lease ID as etcd prints it; "0" means no lease. Numbers and bigints are accepted too. */
 export type LeaseIdLike = string | number | bigint;
 
-export interface ResponseHeader {
-  clusterId: string;
-  memberId: string;
-  revision: number;
-  raftTerm: number;
-}
-
-export interface KeyValue {
-  key: Uint8Array;
-  createRevision: number;
-  modRevision: number;
-  version: number;
-  value: Uint8Array;
-  /** "0" when the key has no lease. */
-  lease: string;
-}
+export type { KeyValue, ResponseHeader };
 
 export const SortOrder = { NONE: 'NONE', ASCEND: 'ASCEND', DESCEND: 'DESCEND' } as const;
 export type SortOrder = (typeof SortOrder)[keyof typeof SortOrder];
@@ -186,11 +172,8 @@ export interface WatchOptions extends KeySelector {
   progressNotify?: boolean;
 }
 
-export interface WatchEvent {
-  type: 'PUT' | 'DELETE';
-  kv: KeyValue;
-  prevKv?: KeyValue;
-}
+/** One event of a watch (src/wire/etcd-json.ts). */
+export type WatchEvent = Event;
 
 /** The events of one or more whole revisions, in revision order. */
 export interface WatchBatch {

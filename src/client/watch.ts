@@ -16,6 +16,7 @@
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { GrpcCode } from '../errors.js';
+import { int64OfJson, type WatchResponseJson } from '../wire/etcd-json.js';
 import { decodeEvent, decodeHeader, selector } from './codec.js';
 import { ClientError } from './errors.js';
 import type { Json, Transport } from './transport.js';
@@ -96,7 +97,8 @@ export class Watch {
   }
 
   /** Handles one WatchResponse; false when the attempt must not be read further. */
-  private handle(r: Json): boolean {
+  private handle(message: Json): boolean {
+    const r = message as WatchResponseJson;
     const header = decodeHeader(r.header);
     if (r.created === true) {
       this.backoffMs = BACKOFF_MIN_MS;
@@ -104,7 +106,7 @@ export class Watch {
       this.resolveReady(header.revision);
     }
     if (r.canceled === true) return this.canceled(r);
-    const events = ((r.events as unknown[] | undefined) ?? []).map(decodeEvent);
+    const events = (r.events ?? []).map(decodeEvent);
     if (events.length > 0) {
       const last = events[events.length - 1];
       this.nextRevision = (last?.kv.modRevision ?? this.nextRevision - 1) + 1;
@@ -116,8 +118,8 @@ export class Watch {
     return true;
   }
 
-  private canceled(r: Json): false {
-    const compacted = Number(r.compact_revision ?? 0);
+  private canceled(r: WatchResponseJson): false {
+    const compacted = int64OfJson(r.compact_revision);
     if (compacted > 0) {
       this.fail(
         new ClientError(

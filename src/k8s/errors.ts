@@ -8,7 +8,8 @@
  * src/errors.ts stays the only list of codes. `message` is the catalogue text plus the
  * Kubernetes message; `statusMessage` is the Kubernetes message alone (what goes on the wire).
  */
-import { type ErrorCode, EtceteraError } from '../errors.js';
+import { EtceteraError } from '../errors.js';
+import { STATUS_REASONS } from '../wire/k8s.js';
 import {
   aggregateMessages,
   type FieldError,
@@ -18,15 +19,13 @@ import {
   toCause,
 } from './field-errors.js';
 
-/** The reasons the libraries raise, with their HTTP code and catalogue code. */
-export const LIB_REASONS = {
-  BadRequest: { http: 400, code: 'ERR_KUBE_BAD_REQUEST' },
-  Conflict: { http: 409, code: 'ERR_KUBE_CONFLICT' },
-  RequestEntityTooLarge: { http: 413, code: 'ERR_KUBE_REQUEST_TOO_LARGE' },
-  UnsupportedMediaType: { http: 415, code: 'ERR_KUBE_UNSUPPORTED_MEDIA_TYPE' },
-  Invalid: { http: 422, code: 'ERR_KUBE_INVALID' },
-} as const satisfies Record<string, { http: number; code: ErrorCode }>;
-export type LibReason = keyof typeof LIB_REASONS;
+/** The reasons the libraries raise (their HTTP and catalogue codes: src/wire/k8s.ts). */
+export type LibReason =
+  | 'BadRequest'
+  | 'Conflict'
+  | 'RequestEntityTooLarge'
+  | 'UnsupportedMediaType'
+  | 'Invalid';
 
 export interface LibStatusDetails {
   name?: string;
@@ -64,7 +63,7 @@ export class KubeLibError extends EtceteraError {
     statusDetails?: LibStatusDetails,
     internalDetail?: string,
   ) {
-    const spec = LIB_REASONS[reason];
+    const spec = STATUS_REASONS[reason];
     const detail =
       internalDetail && internalDetail !== statusMessage
         ? `${statusMessage} (${internalDetail})`

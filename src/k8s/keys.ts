@@ -9,6 +9,7 @@
  * version of a resource (CRDs may serve several) shares one key: the stored object carries
  * the apiVersion it was written with, and reads set the requested one.
  */
+import { bytesToUtf8, prefixEnd, utf8ToBytes } from '../wire/bytes.js';
 import { storageGroup } from './types.js';
 
 export const REGISTRY_PREFIX = '/registry/';
@@ -48,21 +49,13 @@ export function parseKey(key: string): KeyParts | undefined {
   return { group, resource, namespace: parts[2] as string, name: parts[3] as string };
 }
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-export const keyBytes = (key: string): Uint8Array => encoder.encode(key);
-export const bytesKey = (b: Uint8Array): string => decoder.decode(b);
+/**
+ * Keys this face writes are UTF-8 text (names are DNS-1123, paths ASCII): `utf8ToBytes` and
+ * `bytesToUtf8` of src/wire/bytes.ts, re-exported under the names the watch code imports.
+ */
+export { bytesToUtf8 as bytesKey, utf8ToBytes as keyBytes };
 
 /** The end of the interval of every key starting with `prefix` (etcd's prefix range_end). */
 export function prefixEndBytes(prefix: string): Uint8Array {
-  const b = encoder.encode(prefix);
-  for (let i = b.length - 1; i >= 0; i--) {
-    if ((b[i] as number) < 0xff) {
-      const end = b.slice(0, i + 1);
-      end[i] = (end[i] as number) + 1;
-      return end;
-    }
-  }
-  return new Uint8Array([0]);
+  return prefixEnd(utf8ToBytes(prefix));
 }

@@ -6,55 +6,34 @@
  * StatusError is an EtceteraError (codes ERR_KUBE_*), so the one catalogue in src/errors.ts
  * stays complete; `status` is the body to send.
  */
-import { type ErrorCode, EtceteraError, isEtceteraError } from '../errors.js';
+import { EtceteraError, isEtceteraError } from '../errors.js';
+import {
+  STATUS_REASONS,
+  type StatusDetails,
+  type StatusReason,
+  type Status as WireStatus,
+} from '../wire/k8s.js';
 import { KubeLibError } from './errors.js';
-import type { StatusCause } from './field-errors.js';
 import { qualifiedResource } from './types.js';
 
-export interface StatusDetails {
-  name?: string;
-  group?: string;
-  kind?: string;
-  uid?: string;
-  causes?: StatusCause[];
-  retryAfterSeconds?: number;
-}
+export type { StatusDetails };
 
-export interface Status {
-  kind: 'Status';
+/** The Status the face sends: always complete (the wire form lets a reader miss fields). */
+export interface Status extends WireStatus {
   apiVersion: 'v1';
   metadata: Record<string, never>;
   status: 'Failure' | 'Success';
-  message?: string;
-  reason?: string;
-  details?: StatusDetails;
   code: number;
 }
 
-/** The reasons the face answers with, their HTTP codes and catalogue codes. */
-export const REASONS = {
-  BadRequest: { http: 400, code: 'ERR_KUBE_BAD_REQUEST' },
-  Forbidden: { http: 403, code: 'ERR_KUBE_FORBIDDEN' },
-  NotFound: { http: 404, code: 'ERR_KUBE_NOT_FOUND' },
-  MethodNotAllowed: { http: 405, code: 'ERR_KUBE_METHOD_NOT_ALLOWED' },
-  NotAcceptable: { http: 406, code: 'ERR_KUBE_NOT_ACCEPTABLE' },
-  AlreadyExists: { http: 409, code: 'ERR_KUBE_ALREADY_EXISTS' },
-  Conflict: { http: 409, code: 'ERR_KUBE_CONFLICT' },
-  Expired: { http: 410, code: 'ERR_KUBE_EXPIRED' },
-  RequestEntityTooLarge: { http: 413, code: 'ERR_KUBE_REQUEST_TOO_LARGE' },
-  UnsupportedMediaType: { http: 415, code: 'ERR_KUBE_UNSUPPORTED_MEDIA_TYPE' },
-  Invalid: { http: 422, code: 'ERR_KUBE_INVALID' },
-  InternalError: { http: 500, code: 'ERR_KUBE_INTERNAL' },
-  ServiceUnavailable: { http: 503, code: 'ERR_KUBE_UNAVAILABLE' },
-  Timeout: { http: 504, code: 'ERR_KUBE_TIMEOUT' },
-} as const satisfies Record<string, { http: number; code: ErrorCode }>;
-export type Reason = keyof typeof REASONS;
+/** The reasons the face answers with (their HTTP and catalogue codes: src/wire/k8s.ts). */
+export type Reason = StatusReason;
 
 export class StatusError extends EtceteraError {
   readonly status: Status;
 
   constructor(reason: Reason, message: string, details?: StatusDetails, code?: number) {
-    const spec = REASONS[reason];
+    const spec = STATUS_REASONS[reason];
     super(spec.code, { detail: message });
     this.status = {
       kind: 'Status',

@@ -6,31 +6,13 @@
  * this face (so it is a JSON object with `metadata`).
  */
 
+import type { ObjectMeta } from '../wire/k8s.js';
 import type { FieldError } from './field-errors.js';
 import type { MapSchema } from './merge-schema.js';
 
 export type NameRule = 'subdomain' | 'label' | 'dns1035';
 
-/** A JSON value as JSON.parse returns it. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: JsonObject[];
-  managedFields?: JsonObject[];
-}
+export type { ObjectMeta };
 
 /** Any Kubernetes object: apiVersion, kind, metadata, and the kind's own fields. */
 export interface KubeObject {

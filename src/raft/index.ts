@@ -12,8 +12,8 @@
  */
 
 export { applyConfChange, decodeConfChange, encodeConfChange } from './confchange.js';
-export { MemoryStorage } from './memory-storage.js';
 export { createRawNode } from './raw-node.js';
+export { MemoryStorage } from './storage/memory-storage.js';
 export type {
   ConfChange,
   ConfState,

@@ -22,7 +22,7 @@
  * cluster whose members start together looks just the same).
  */
 import { EtceteraError } from '../errors.js';
-import type { RaftDb } from '../raft/level-storage.js';
+import type { RaftDb } from '../raft/storage/level-storage.js';
 import { ClusterState, type MemberConfig, urlString } from './config.js';
 import { clusterId, memberId } from './ids.js';
 import type { Logger } from './logger.js';

@@ -3,7 +3,7 @@
  * durable. Layout:
  *
  *   <data-dir>/db         the member's LevelDB (Raft log, store, registry)
- *   <data-dir>/raft-mark  the durable high-water mark (src/raft/driver/durable-mark.ts);
+ *   <data-dir>/raft-mark  the durable high-water mark (src/raft/storage/durable-mark.ts);
  *                         it is created right after the database, so it also says "this
  *                         data dir has a database"
  *   <data-dir>/DAMAGED    written when damage was found that LevelDB's open has already
@@ -32,8 +32,8 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { EtceteraError } from '../errors.js';
-import { DurableMark, syncDir } from '../raft/driver/durable-mark.js';
-import type { RaftDb } from '../raft/level-storage.js';
+import { DurableMark, syncDir } from '../raft/storage/durable-mark.js';
+import type { RaftDb } from '../raft/storage/level-storage.js';
 import { checkLevelDbFiles, tornTail } from './leveldb-files.js';
 
 export const DB_DIR = 'db';

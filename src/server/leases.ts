@@ -9,7 +9,7 @@
  *   - a new leader restarts every lease's TTL (it cannot know how long the old leader had
  *     been counting).
  */
-import { EtceteraError, isEtceteraError } from '../errors.js';
+import { isEtceteraError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { LeaseId } from '../store/types.js';
 import type { Logger } from './logger.js';
@@ -64,8 +64,4 @@ export class LeaseReaper {
         .finally(() => this.inFlight.delete(id));
     }
   }
-}
-
-export function notLeader(): EtceteraError {
-  return new EtceteraError('ERR_NO_LEADER', { detail: 'lease request reached a non-leader' });
 }

@@ -31,10 +31,6 @@ export function unmask(masked: number): number {
   return ((rot >>> 17) | (rot << 15)) >>> 0;
 }
 
-export function mask(crc: number): number {
-  return ((((crc >>> 15) | (crc << 17)) >>> 0) + MASK_DELTA) >>> 0;
-}
-
 class Cursor {
   constructor(
     private readonly b: Uint8Array,

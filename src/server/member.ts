@@ -23,7 +23,7 @@ import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { EtceteraError } from '../errors.js';
 import type { LeaderChange } from '../raft/driver/types.js';
-import { LevelRaftStorage, type RaftDb } from '../raft/level-storage.js';
+import { LevelRaftStorage, type RaftDb } from '../raft/storage/level-storage.js';
 import { type ConfChange, ConfChangeType, NONE, type NodeId, Role } from '../raft/types.js';
 import { Store } from '../store/store.js';
 import type { Command, CommandResult, LeaseId, RangeRequest, RangeResult } from '../store/types.js';

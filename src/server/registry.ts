@@ -14,7 +14,7 @@
  *   - Raft snapshot install: replaced whole by the leader's copy.
  */
 import { EtceteraError } from '../errors.js';
-import type { RaftDb } from '../raft/level-storage.js';
+import type { RaftDb } from '../raft/storage/level-storage.js';
 import { NodeId } from '../raft/types.js';
 import type { MemberInfo } from './types.js';
 

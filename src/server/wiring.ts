@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import { RaftDriver } from '../raft/driver/driver.js';
 import { type DroppedMessage, RaftTransport } from '../raft/driver/transport.js';
 import type { LeaderChange } from '../raft/driver/types.js';
-import type { LevelRaftStorage } from '../raft/level-storage.js';
+import type { LevelRaftStorage } from '../raft/storage/level-storage.js';
 import { type ConfChange, LogIndex, NONE, type NodeId, Role } from '../raft/types.js';
 import type { Store } from '../store/store.js';
 import type { LeaseId } from '../store/types.js';

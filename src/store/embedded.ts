@@ -11,8 +11,9 @@
  * grouped into one durable write. Leases expire on their own: the store checks them on a
  * timer and revokes the expired ones through the same path as any write.
  */
+
 import { EtceteraError } from '../errors.js';
-import { prefixEnd } from './interval.js';
+import { prefixEnd, utf8ToBytes } from '../wire/bytes.js';
 import { Store, type StoreOptions } from './store.js';
 import type {
   Bytes,
@@ -32,7 +33,7 @@ import type {
 export type KeyLike = string | Bytes;
 
 export function toBytes(k: KeyLike): Uint8Array {
-  return typeof k === 'string' ? new Uint8Array(Buffer.from(k, 'utf8')) : k;
+  return typeof k === 'string' ? utf8ToBytes(k) : k;
 }
 
 export interface EmbeddedOptions extends StoreOptions {

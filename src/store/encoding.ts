@@ -233,18 +233,3 @@ function readU32(buf: Uint8Array, offset: number): number {
     0
   );
 }
-
-// --- keys as strings (for in-memory maps) -------------------------------------------------
-
-/** A user key as a latin1 string: one char per byte, so string order is byte order. */
-export function keyString(key: Bytes): string {
-  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
-}
-
-export function keyBytes(s: string): Uint8Array {
-  return new Uint8Array(Buffer.from(s, 'latin1'));
-}
-
-export function compareBytes(a: Bytes, b: Bytes): number {
-  return Buffer.compare(a, b);
-}

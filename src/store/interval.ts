@@ -5,7 +5,7 @@
  *   range_end = "\0"          → every key >= key
  *   otherwise                 → [key, range_end); empty when range_end <= key
  */
-import { keyString } from './encoding.js';
+import { bytesToLatin1 } from '../wire/bytes.js';
 import type { Bytes } from './types.js';
 
 export type Interval =
@@ -25,24 +25,12 @@ export function intervalStrings(iv: Interval): {
   end: string | undefined;
   single: boolean;
 } {
-  if (iv.kind === 'single') return { start: keyString(iv.key), end: undefined, single: true };
-  return { start: keyString(iv.start), end: iv.end && keyString(iv.end), single: false };
+  if (iv.kind === 'single') return { start: bytesToLatin1(iv.key), end: undefined, single: true };
+  return { start: bytesToLatin1(iv.start), end: iv.end && bytesToLatin1(iv.end), single: false };
 }
 
 export function intervalContains(iv: Interval, key: Bytes): boolean {
   if (iv.kind === 'single') return Buffer.compare(iv.key, key) === 0;
   if (Buffer.compare(key, iv.start) < 0) return false;
   return iv.end === undefined || Buffer.compare(key, iv.end) < 0;
-}
-
-/** The smallest range_end covering every key with this prefix ("\0" when there is none). */
-export function prefixEnd(prefix: Bytes): Uint8Array {
-  const end = Uint8Array.from(prefix);
-  for (let i = end.length - 1; i >= 0; i--) {
-    if ((end[i] as number) < 0xff) {
-      end[i] = (end[i] as number) + 1;
-      return end.subarray(0, i + 1);
-    }
-  }
-  return Uint8Array.of(0);
 }

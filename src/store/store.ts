@@ -12,11 +12,13 @@
  * an acknowledged write survives a crash and a reopened store resumes at exactly the applied
  * index it reports.
  */
+
 import { EtceteraError, isEtceteraError } from '../errors.js';
+import { bytesToLatin1 } from '../wire/bytes.js';
 import { CommandApplier, type CommandApplierState, readsPast } from './command-applier.js';
 import { Compactor } from './compactor.js';
-import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
-import { decodeKvMeta, keyString, readU64, u64 } from './encoding.js';
+import { type BatchOp, openLevel, type StoreDb, storeDb } from './db.js';
+import { decodeKvMeta, readU64, u64 } from './encoding.js';
 import { KeyIndex } from './key-index.js';
 import { Lessor } from './lessor.js';
 import {
@@ -505,11 +507,6 @@ export class Store implements WatchableStore {
     if (this.closed) throw new EtceteraError('ERR_CLOSED');
     if (this.failed) throw new EtceteraError('ERR_STORAGE', { detail: String(this.failed) });
   }
-
-  /** Takes a LevelDB snapshot (used by tests to check consistency). */
-  snapshotForTest(): Snapshot {
-    return this.db.snapshot();
-  }
 }
 
 async function loadState(db: StoreDb, lessor: Lessor, index: KeyIndex, nowMs: number) {
@@ -534,7 +531,7 @@ async function loadState(db: StoreDb, lessor: Lessor, index: KeyIndex, nowMs: nu
     const entries = await it.nextv(READ_CHUNK);
     if (entries.length === 0) break;
     for (const [k, v] of entries) {
-      const key = keyString(k);
+      const key = bytesToLatin1(k);
       const meta = decodeKvMeta(v);
       index.set(key, meta);
       if (meta.lease !== 0) lessor.attach(meta.lease, key);

@@ -7,6 +7,7 @@
  * that later reads in the same command see it, and appends the LevelDB operations and the
  * event. Nothing reaches the disk until the store writes the whole batch.
  */
+import { latin1ToBytes } from '../wire/bytes.js';
 import type { BatchOp, StoreDb } from './db.js';
 import {
   decodeKv,
@@ -14,7 +15,6 @@ import {
   encodeHistKey,
   encodeKv,
   encodeRevKey,
-  keyBytes,
   TOMBSTONE,
 } from './encoding.js';
 import type { KeyIndex, KeyMeta } from './key-index.js';
@@ -49,17 +49,17 @@ export async function readValues(
     else if (v !== null) out.set(k, v);
   }
   if (missing.length > 0) {
-    const found = await state.db.kv.getMany(missing.map(keyBytes));
+    const found = await state.db.kv.getMany(missing.map(latin1ToBytes));
     for (const [i, k] of missing.entries()) {
       const raw = found[i];
-      if (raw) out.set(k, decodeKv(keyBytes(k), raw).value);
+      if (raw) out.set(k, decodeKv(latin1ToBytes(k), raw).value);
     }
   }
   return out;
 }
 
 export function toKv(key: string, meta: KeyMeta, value: Uint8Array | undefined): KeyValue {
-  return { key: keyBytes(key), ...meta, value: value ?? new Uint8Array(0) };
+  return { key: latin1ToBytes(key), ...meta, value: value ?? new Uint8Array(0) };
 }
 
 export class WriteTxn {

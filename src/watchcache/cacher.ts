@@ -27,6 +27,7 @@
 
 import { EtceteraError } from '../errors.js';
 import { type Bytes, type EventBatch, Revision, type WatchableStore } from '../store/types.js';
+import { bytesToLatin1 } from '../wire/bytes.js';
 import { CatchUp, type CatchUpHost } from './catch-up.js';
 import {
   type WatchCallback,
@@ -34,7 +35,6 @@ import {
   type WatchSubscription,
   watchCallback,
 } from './in-process.js';
-import { keyString } from './keys.js';
 import { createMetrics, type WatchMetrics } from './metrics.js';
 import { type ResolvedOptions, resolveOptions, type WatchCacheOptions } from './options.js';
 import { type ListResult, ReadCache } from './read-cache.js';
@@ -394,12 +394,12 @@ export class Cacher implements CatchUpHost {
     const events = entry.batch.events;
     const targets: AnyWatcher[] = [];
     if (events.length === 1) {
-      this.index.forEachMatch(keyString(events[0]!.kv.key), (w) => targets.push(w));
+      this.index.forEachMatch(bytesToLatin1(events[0]!.kv.key), (w) => targets.push(w));
       return { entry, targets, candidates: null, pos: 0 };
     }
     const byWatcher = new Map<AnyWatcher, number[]>();
     for (let i = 0; i < events.length; i++) {
-      this.index.forEachMatch(keyString(events[i]!.kv.key), (w) => {
+      this.index.forEachMatch(bytesToLatin1(events[i]!.kv.key), (w) => {
         const list = byWatcher.get(w);
         if (list === undefined) byWatcher.set(w, [i]);
         else list.push(i);

@@ -9,11 +9,10 @@
 
 import { isEtceteraError } from '../errors.js';
 import { type EventBatch, Revision, type WatchableStore } from '../store/types.js';
+import { bytesToLatin1, prefixEnd } from '../wire/bytes.js';
 import {
   type KeyRangeKind,
-  keyString,
   normalizeRange,
-  prefixEnd,
   rangeContains,
   rangeToRequest,
   toBytes,
@@ -122,7 +121,7 @@ export class DirectWatch implements AsyncIterableIterator<WatchResponse> {
     const events: Event[] = [];
     for (const ev of batch.events) {
       if (ev.type === 'PUT' ? this.noPut : this.noDelete) continue;
-      if (!rangeContains(this.range, keyString(ev.kv.key))) continue;
+      if (!rangeContains(this.range, bytesToLatin1(ev.kv.key))) continue;
       events.push(this.prevKv || ev.prevKv === undefined ? ev : { type: ev.type, kv: ev.kv });
     }
     if (events.length > 0) this.push({ type: 'events', revision: batch.revision, events });

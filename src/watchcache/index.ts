@@ -8,6 +8,7 @@
  * frames with a {@link Connection} (or an {@link EtcdWatchSession} for etcd's watch stream).
  */
 
+export { prefixEnd } from '../wire/bytes.js';
 export type { AddWatcherOptions } from './cacher.js';
 export { Cacher } from './cacher.js';
 export type { ConnectionOptions } from './connection.js';
@@ -25,7 +26,6 @@ export type { EtcdCreateRequest } from './etcd-session.js';
 export { EtcdWatchSession } from './etcd-session.js';
 export type { WatchCallback, WatchSubscription } from './in-process.js';
 export { WatchIterator, watchCallback } from './in-process.js';
-export { prefixEnd } from './keys.js';
 export type { WatchCacheOptions } from './options.js';
 export { realClock } from './options.js';
 export type { ListResult } from './read-cache.js';

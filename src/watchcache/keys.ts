@@ -1,43 +1,16 @@
 /**
- * Keys as the index sees them. A key's bytes become a latin1 string (one UTF-16 code unit per
- * byte), so Map lookups hash natively and `<` on two such strings is exactly byte order.
+ * Keys as the index sees them. A key's bytes become a latin1 string (`bytesToLatin1`, one
+ * UTF-16 code unit per byte), so Map lookups hash natively and `<` on two such strings is
+ * exactly byte order.
  */
 
 import { EtceteraError } from '../errors.js';
 import type { Bytes } from '../store/types.js';
-
-const encoder = new TextEncoder();
-
-/** The latin1 string of a key's bytes (the index's key form). */
-export function keyString(key: Bytes): string {
-  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
-}
-
-/** The bytes of a latin1 key string. */
-export function keyBytes(key: string): Uint8Array {
-  return new Uint8Array(Buffer.from(key, 'latin1'));
-}
+import { bytesToLatin1, latin1ToBytes, prefixEnd, utf8ToBytes } from '../wire/bytes.js';
 
 /** A string argument is UTF-8 text; bytes are taken as they are. */
 export function toBytes(v: Bytes | string): Bytes {
-  return typeof v === 'string' ? encoder.encode(v) : v;
-}
-
-/**
- * The end of the range of every key that starts with `prefix`: the prefix with its last byte
- * incremented, after dropping trailing 0xff bytes. A prefix of only 0xff bytes (or empty) has
- * no such end: it returns [0], "every key >= prefix", as etcd does.
- */
-export function prefixEnd(prefix: Bytes): Bytes {
-  for (let i = prefix.length - 1; i >= 0; i--) {
-    const b = prefix[i]!;
-    if (b < 0xff) {
-      const end = prefix.slice(0, i + 1);
-      end[i] = b + 1;
-      return end;
-    }
-  }
-  return Uint8Array.of(0);
+  return typeof v === 'string' ? utf8ToBytes(v) : v;
 }
 
 /**
@@ -57,7 +30,7 @@ export type KeyRangeKind =
  */
 export function normalizeRange(keyIn: Bytes, rangeEndIn: Bytes | undefined): KeyRangeKind {
   const keyB = keyIn.length === 0 ? Uint8Array.of(0) : keyIn;
-  const key = keyString(keyB);
+  const key = bytesToLatin1(keyB);
   if (rangeEndIn === undefined || rangeEndIn.length === 0) return { kind: 'key', key };
   if (rangeEndIn.length === 1 && rangeEndIn[0] === 0) {
     // every key >= key; from the smallest key that is every key, a prefix of ''.
@@ -65,11 +38,11 @@ export function normalizeRange(keyIn: Bytes, rangeEndIn: Bytes | undefined): Key
       ? { kind: 'prefix', prefix: '' }
       : { kind: 'interval', start: key, end: null };
   }
-  const end = keyString(rangeEndIn);
+  const end = bytesToLatin1(rangeEndIn);
   if (end <= key) {
     throw new EtceteraError('ERR_WATCH_RANGE_EMPTY');
   }
-  if (end === keyString(prefixEnd(keyB))) return { kind: 'prefix', prefix: key };
+  if (end === bytesToLatin1(prefixEnd(keyB))) return { kind: 'prefix', prefix: key };
   return { kind: 'interval', start: key, end };
 }
 
@@ -89,15 +62,15 @@ export function rangeContains(range: KeyRangeKind, key: string): boolean {
 export function rangeToRequest(range: KeyRangeKind): { key: Bytes; rangeEnd?: Bytes } {
   switch (range.kind) {
     case 'key':
-      return { key: keyBytes(range.key) };
+      return { key: latin1ToBytes(range.key) };
     case 'prefix':
       return range.prefix === ''
         ? { key: Uint8Array.of(0), rangeEnd: Uint8Array.of(0) }
-        : { key: keyBytes(range.prefix), rangeEnd: prefixEnd(keyBytes(range.prefix)) };
+        : { key: latin1ToBytes(range.prefix), rangeEnd: prefixEnd(latin1ToBytes(range.prefix)) };
     case 'interval':
       return {
-        key: keyBytes(range.start),
-        rangeEnd: range.end === null ? Uint8Array.of(0) : keyBytes(range.end),
+        key: latin1ToBytes(range.start),
+        rangeEnd: range.end === null ? Uint8Array.of(0) : latin1ToBytes(range.end),
       };
   }
 }

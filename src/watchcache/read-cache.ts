@@ -14,7 +14,7 @@
 import sortedBtree from 'sorted-btree';
 import { EtceteraError } from '../errors.js';
 import type { Bytes, EventBatch, KeyValue, Revision, WatchableStore } from '../store/types.js';
-import { keyBytes, keyString, prefixEnd } from './keys.js';
+import { bytesToLatin1, latin1ToBytes, prefixEnd } from '../wire/bytes.js';
 import type { WatchCache } from './watch-cache.js';
 
 const BTree = sortedBtree.default;
@@ -45,7 +45,7 @@ class PrefixState {
 
 function applyBatch(tree: Tree, prefix: string, batch: EventBatch): void {
   for (const ev of batch.events) {
-    const k = keyString(ev.kv.key);
+    const k = bytesToLatin1(ev.kv.key);
     if (!k.startsWith(prefix)) continue;
     if (ev.type === 'PUT') tree.set(k, ev.kv);
     else tree.delete(k);
@@ -69,7 +69,7 @@ export class ReadCache {
 
   /** Starts keeping `prefix` (idempotent). Resolves when it is loaded. */
   ensurePrefix(prefix: Bytes | string): Promise<void> {
-    return this.stateFor(typeof prefix === 'string' ? prefix : keyString(prefix)).ready;
+    return this.stateFor(typeof prefix === 'string' ? prefix : bytesToLatin1(prefix)).ready;
   }
 
   /** Feeds one batch to every kept prefix. Runs inside the store's subscribe callback. */
@@ -91,7 +91,7 @@ export class ReadCache {
    * Kubernetes face) when the window no longer reaches back to `revision`.
    */
   async list(prefixIn: Bytes | string, revision?: number): Promise<ListResult> {
-    const prefix = typeof prefixIn === 'string' ? prefixIn : keyString(prefixIn);
+    const prefix = typeof prefixIn === 'string' ? prefixIn : bytesToLatin1(prefixIn);
     const state = this.covering(prefix) ?? this.stateFor(prefix);
     await state.ready;
     const current = this.cache.revision;
@@ -122,14 +122,14 @@ export class ReadCache {
       if (batch.revision <= at) break;
       for (let j = batch.events.length - 1; j >= 0; j--) {
         const ev = batch.events[j]!;
-        const k = keyString(ev.kv.key);
+        const k = bytesToLatin1(ev.kv.key);
         if (k.startsWith(prefix)) changed.set(k, ev.prevKv ?? null);
       }
     }
     if (changed.size === 0) return current;
     const out: KeyValue[] = [];
     for (const kv of current) {
-      const k = keyString(kv.key);
+      const k = bytesToLatin1(kv.key);
       if (!changed.has(k)) out.push(kv);
     }
     for (const kv of changed.values()) if (kv !== null) out.push(kv);
@@ -149,11 +149,11 @@ export class ReadCache {
   }
 
   private async load(s: PrefixState): Promise<void> {
-    const keyB = s.prefix === '' ? Uint8Array.of(0) : keyBytes(s.prefix);
+    const keyB = s.prefix === '' ? Uint8Array.of(0) : latin1ToBytes(s.prefix);
     const rangeEnd = s.prefix === '' ? Uint8Array.of(0) : prefixEnd(keyB);
     try {
       const r = await this.store.range({ key: keyB, rangeEnd });
-      for (const kv of r.kvs) s.tree.set(keyString(kv.key), kv);
+      for (const kv of r.kvs) s.tree.set(bytesToLatin1(kv.key), kv);
       for (const b of s.pending ?? []) if (b.revision > r.revision) applyBatch(s.tree, s.prefix, b);
       s.pending = null;
     } catch (e) {
@@ -166,6 +166,6 @@ export class ReadCache {
 /** The exclusive upper key of a prefix scan, or undefined when it runs to the last key. */
 function prefixHigh(prefix: string): string | undefined {
   if (prefix === '') return undefined;
-  const end = prefixEnd(keyBytes(prefix));
-  return end.length === 1 && end[0] === 0 ? undefined : keyString(end);
+  const end = prefixEnd(latin1ToBytes(prefix));
+  return end.length === 1 && end[0] === 0 ? undefined : bytesToLatin1(end);
 }

@@ -12,15 +12,9 @@
  */
 
 import { Revision } from '../store/types.js';
+import { bytesToLatin1, prefixEnd } from '../wire/bytes.js';
 import type { WindowInterval } from './interval.js';
-import {
-  type KeyRangeKind,
-  keyString,
-  normalizeRange,
-  prefixEnd,
-  rangeContains,
-  toBytes,
-} from './keys.js';
+import { type KeyRangeKind, normalizeRange, rangeContains, toBytes } from './keys.js';
 import type {
   Cancellation,
   EventView,
@@ -211,7 +205,7 @@ export class Watcher<F> implements Indexed, WatcherInfo {
       const ev = events[i]!;
       const keep =
         (ev.type === 'PUT' ? !this.noPut : !this.noDelete) &&
-        (inRange || rangeContains(this.range, keyString(ev.kv.key)));
+        (inRange || rangeContains(this.range, bytesToLatin1(ev.kv.key)));
       if (keep) (kept ??= []).push(i);
       else all = false;
     }

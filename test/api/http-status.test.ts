@@ -2,7 +2,7 @@
 import t from 'tap';
 import { HTTP_STATUS, HTTP_STATUS_BY_GRPC, httpStatusOf } from '../../src/api/http-status.js';
 import { ERRORS, errorCodes } from '../../src/errors.js';
-import { REASONS } from '../../src/k8s/status.js';
+import { STATUS_REASONS } from '../../src/wire/k8s.js';
 
 t.test('every error code has a row', async (t) => {
   for (const code of errorCodes())
@@ -10,7 +10,7 @@ t.test('every error code has a row', async (t) => {
 });
 
 t.test("rows follow the gateway's table, except the ones that say why", async (t) => {
-  const kube = new Map<string, number>(Object.values(REASONS).map((r) => [r.code, r.http]));
+  const kube = new Map<string, number>(Object.values(STATUS_REASONS).map((r) => [r.code, r.http]));
   for (const code of errorCodes()) {
     const row = HTTP_STATUS[code];
     if (code === 'ERR_METHOD_NOT_ALLOWED')
@@ -18,7 +18,7 @@ t.test("rows follow the gateway's table, except the ones that say why", async (t
     else if (code === 'ERR_WATCH_TOO_OLD')
       t.equal(row, 410, "too old for the watch cache is Kubernetes' 410 Gone");
     else if (kube.has(code))
-      t.equal(row, kube.get(code), `${code} agrees with the Kubernetes face's REASONS`);
+      t.equal(row, kube.get(code), `${code} agrees with the Status reasons (src/wire/k8s.ts)`);
     else
       t.equal(
         row,

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { RaftLog } from '../../src/raft/log.js';
-import { MemoryStorage } from '../../src/raft/memory-storage.js';
+import { MemoryStorage } from '../../src/raft/storage/memory-storage.js';
 import { ByteSize } from '../../src/raft/types.js';
 import { entrySize } from '../../src/raft/util.js';
 import { ent, ents, I, indexesOf, T, termsOf } from './helpers.js';

@@ -4,8 +4,9 @@
  * persist snapshot/entries/hard state, then release both message lists, then apply, then
  * advance.
  */
-import { MemoryStorage } from '../../src/raft/memory-storage.js';
+
 import { RawNodeImpl } from '../../src/raft/raw-node.js';
+import { MemoryStorage } from '../../src/raft/storage/memory-storage.js';
 import {
   type ConfState,
   type Entry,

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createRawNode, LogIndex, NodeId, Term } from '../../src/raft/index.js';
-import { MemoryStorage } from '../../src/raft/memory-storage.js';
 import { RawNodeImpl } from '../../src/raft/raw-node.js';
+import { MemoryStorage } from '../../src/raft/storage/memory-storage.js';
 import { enc } from './helpers.js';
 
 const conf = (ids: number[]) => ({ voters: ids.map(NodeId), learners: [] });

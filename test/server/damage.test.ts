@@ -11,7 +11,7 @@ import { cp, open, readdir, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ERRORS } from '../../src/errors.js';
-import { readMark } from '../../src/raft/driver/durable-mark.js';
+import { readMark } from '../../src/raft/storage/durable-mark.js';
 import { freePorts, waitFor } from './helpers.js';
 import { ProcCluster } from './procs/cluster.js';
 import { compileCli } from './procs/compile.js';

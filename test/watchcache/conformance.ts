@@ -10,8 +10,9 @@
 import type { Test } from 'tap';
 import { isEtceteraError } from '../../src/errors.js';
 import type { EventBatch } from '../../src/store/types.js';
-import { keyString, normalizeRange, rangeContains } from '../../src/watchcache/keys.js';
-import type { WatchOptions, WatchResponse } from '../../src/watchcache/types.js';
+import { normalizeRange, rangeContains } from '../../src/watchcache/keys.js';
+import type { WatchOptions } from '../../src/watchcache/types.js';
+import { bytesToLatin1 } from '../../src/wire/bytes.js';
 import {
   countEvents,
   eventString,
@@ -49,7 +50,7 @@ export function expected(
     if (batch.revision < from) continue;
     const atCompact = batch.revision === compact;
     for (const ev of batch.events) {
-      if (!rangeContains(range, keyString(ev.kv.key))) continue;
+      if (!rangeContains(range, bytesToLatin1(ev.kv.key))) continue;
       if (opts.filters?.includes(ev.type === 'PUT' ? 'NOPUT' : 'NODELETE')) continue;
       if (atCompact && ev.type === 'DELETE') continue;
       const withPrev = opts.prevKv && !atCompact ? ev : { type: ev.type, kv: ev.kv };
@@ -314,5 +315,3 @@ function prefixOf(key: WatchOptions['key']): Uint8Array {
   end[end.length - 1] = end[end.length - 1]! + 1;
   return end;
 }
-
-export type { WatchResponse };

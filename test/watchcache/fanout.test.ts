@@ -7,11 +7,7 @@
 import t from 'tap';
 import { Cacher } from '../../src/watchcache/cacher.js';
 import { Connection } from '../../src/watchcache/connection.js';
-import {
-  type EtcdFrame,
-  EtcdJsonFormat,
-  etcdJsonStats,
-} from '../../src/watchcache/encoders/etcd-json.js';
+import { type EtcdFrame, EtcdJsonFormat } from '../../src/watchcache/encoders/etcd-json.js';
 import { objectEncoder } from '../../src/watchcache/encoders/object.js';
 import type { FrameSink } from '../../src/watchcache/types.js';
 import { FakeClock, turns } from './harness.js';
@@ -70,12 +66,18 @@ t.test(
     const store = new MemoryStore();
     const cacher = new Cacher(store, { clock: new FakeClock() });
     t.teardown(() => cacher.close());
+    const encoded = { events: 0, heads: 0, tails: 0 };
     const format = new EtcdJsonFormat({
       header: () => ({
         clusterId: '14841639068965178418',
         memberId: '10276657743932975437',
         raftTerm: '2',
       }),
+      onEncode: (part) => {
+        if (part === 'event') encoded.events++;
+        else if (part === 'head') encoded.heads++;
+        else encoded.tails++;
+      },
     });
     store.put('/p/a', 'old');
     const plain = Array.from({ length: 500 }, (_, i) =>
@@ -84,12 +86,12 @@ t.test(
     const withPrev = Array.from({ length: 500 }, (_, i) =>
       cacher.addWatcher({ key: '/p/', prefix: true, prevKv: true }, format, { watchId: i + 1 }),
     );
-    const start = { ...etcdJsonStats };
+    const start = { ...encoded };
     store.put('/p/a', 'new');
     await turns(3);
-    t.equal(etcdJsonStats.events - start.events, 2, 'one encoding per prevKv variant');
-    t.equal(etcdJsonStats.heads - start.heads, 1, 'one header');
-    t.equal(etcdJsonStats.tails - start.tails, 2, 'one events tail per variant');
+    t.equal(encoded.events - start.events, 2, 'one encoding per prevKv variant');
+    t.equal(encoded.heads - start.heads, 1, 'one header');
+    t.equal(encoded.tails - start.tails, 2, 'one events tail per variant');
     const frames = [...plain, ...withPrev].map((w) => w.take(Number.POSITIVE_INFINITY).frames[0]!);
     const heads = new Set(frames.map((f) => f.chunks[0]));
     const tails = new Set(frames.map((f) => f.chunks[f.chunks.length - 1]));
@@ -109,15 +111,15 @@ t.test(
     const one = Array.from({ length: 100 }, (_, i) =>
       cacher.addWatcher({ key: '/q/1' }, format, { watchId: i }),
     );
-    const before = { ...etcdJsonStats };
+    const before = { ...encoded };
     store.txn([
       { op: 'put', key: '/q/0', value: 'a' },
       { op: 'put', key: '/q/1', value: 'b' },
       { op: 'put', key: '/q/2', value: 'c' },
     ]);
     await turns(3);
-    t.equal(etcdJsonStats.tails - before.tails, 1, 'one tail for the /q/1 selection');
-    t.equal(etcdJsonStats.events - before.events, 1, 'only the selected event was encoded');
+    t.equal(encoded.tails - before.tails, 1, 'one tail for the /q/1 selection');
+    t.equal(encoded.events - before.events, 1, 'only the selected event was encoded');
     t.equal(new Set(one.map((w) => w.take(1e9).frames[0]!.chunks.at(-1))).size, 1);
   },
 );

@@ -19,11 +19,11 @@ import {
   Revision,
   type WatchableStore,
 } from '../../src/store/types.js';
-import { keyString, normalizeRange, rangeContains } from '../../src/watchcache/keys.js';
+import { normalizeRange, rangeContains } from '../../src/watchcache/keys.js';
+import { bytesToLatin1 } from '../../src/wire/bytes.js';
 
 const te = new TextEncoder();
 export const b = (s: string): Uint8Array => te.encode(s);
-export const s = (u: Uint8Array): string => Buffer.from(u).toString('utf8');
 
 export type WriteOp =
   | { op: 'put'; key: string; value: string }
@@ -97,7 +97,7 @@ export class MemoryStore implements WatchableStore {
     }
     const range = normalizeRange(req.key, req.rangeEnd);
     const kvs = [...this.stateAt(at).values()]
-      .filter((kv) => rangeContains(range, keyString(kv.key)))
+      .filter((kv) => rangeContains(range, bytesToLatin1(kv.key)))
       .sort((x, y) => Buffer.compare(x.key, y.key));
     return { revision: Revision(at), kvs, more: false, count: kvs.length };
   }
@@ -112,7 +112,7 @@ export class MemoryStore implements WatchableStore {
     for (const batch of this.log) {
       if (batch.revision < from || batch.revision > upTo) continue;
       const events = batch.events
-        .filter((ev) => rangeContains(range, keyString(ev.kv.key)))
+        .filter((ev) => rangeContains(range, bytesToLatin1(ev.kv.key)))
         .filter((ev) => batch.revision > compact || ev.type === 'PUT')
         .map((ev) => (batch.revision > compact || !ev.prevKv ? ev : { type: ev.type, kv: ev.kv }));
       if (events.length === 0) continue;
@@ -137,7 +137,7 @@ export class MemoryStore implements WatchableStore {
   }
 
   private applyPut(key: string, value: string, rev: Revision): Event {
-    const k = keyString(b(key));
+    const k = bytesToLatin1(b(key));
     const prev = this.state.get(k);
     const kv: KeyValue = {
       key: b(key),
@@ -175,8 +175,8 @@ export class MemoryStore implements WatchableStore {
     for (const batch of this.log) {
       if (batch.revision > at) break;
       for (const ev of batch.events) {
-        if (ev.type === 'PUT') m.set(keyString(ev.kv.key), ev.kv);
-        else m.delete(keyString(ev.kv.key));
+        if (ev.type === 'PUT') m.set(bytesToLatin1(ev.kv.key), ev.kv);
+        else m.delete(bytesToLatin1(ev.kv.key));
       }
     }
     return m;

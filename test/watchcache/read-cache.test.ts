@@ -182,3 +182,21 @@ t.test('a store reset: watchers replay the jump from the store, exactly once', a
   t.same(eventStrings(rs), ['3:PUT:/z/2=b', '4:PUT:/z/3=c', '5:PUT:/z/4=d']);
   live.cancel();
 });
+
+t.test(
+  'a prefix watch whose key is a Buffer watches that prefix and leaves the Buffer alone',
+  async (t) => {
+    const store = new MemoryStore();
+    const cacher = new Cacher(store);
+    t.teardown(() => cacher.close());
+    const key = Buffer.from('/buf/');
+    const live = cacher.watchIterator({ key, prefix: true });
+    t.equal(key.toString(), '/buf/', "the caller's key is unchanged");
+    store.put('/buf/1', 'a');
+    store.put('/bug', 'not in the prefix');
+    store.put('/buf/2', 'b');
+    const rs = await readUntil(live, (all) => all.length >= 2);
+    t.same(eventStrings(rs), ['2:PUT:/buf/1=a', '4:PUT:/buf/2=b']);
+    live.cancel();
+  },
+);

@@ -8,58 +8,35 @@
 import type { MemberInfo, MemberStatus, ResponseHeader } from '../../server/types.js';
 import type {
   DeleteRangeResult,
-  KeyValue,
   LeaseTimeToLive,
   PutResult,
   RangeResult,
   ResponseOp,
   TxnResult,
 } from '../../store/types.js';
-import { encodeBytes } from './wire.js';
+import { toBase64 } from '../../wire/bytes.js';
+import { encodeHeader, encodeKeyValue, idJson, int64Json } from '../../wire/etcd-json.js';
 
 export type Json = Record<string, unknown>;
 
-/** int64 → decimal string, or undefined at zero (so JSON.stringify drops it). */
-const i64 = (n: number): string | undefined => (n === 0 ? undefined : String(n));
 const nonEmpty = <T>(xs: readonly T[]): readonly T[] | undefined =>
   xs.length === 0 ? undefined : xs;
 const truthy = (b: boolean): true | undefined => (b ? true : undefined);
-const str = (s: string): string | undefined => (s === '' || s === '0' ? undefined : s);
-
-export function encodeHeader(h: ResponseHeader, withRevision = true): Json {
-  return {
-    cluster_id: str(h.clusterId),
-    member_id: str(h.memberId),
-    revision: withRevision ? i64(h.revision) : undefined,
-    raft_term: i64(h.raftTerm),
-  };
-}
-
-export function encodeKv(kv: KeyValue): Json {
-  return {
-    key: kv.key.length === 0 ? undefined : encodeBytes(kv.key),
-    create_revision: i64(kv.createRevision),
-    mod_revision: i64(kv.modRevision),
-    version: i64(kv.version),
-    value: kv.value.length === 0 ? undefined : encodeBytes(kv.value),
-    lease: i64(kv.lease),
-  };
-}
 
 function rangeBody(r: RangeResult): Json {
   return {
-    kvs: nonEmpty(r.kvs.map(encodeKv)),
+    kvs: nonEmpty(r.kvs.map(encodeKeyValue)),
     more: truthy(r.more),
-    count: i64(r.count),
+    count: int64Json(r.count),
   };
 }
 
 function putBody(r: PutResult): Json {
-  return { prev_kv: r.prevKv ? encodeKv(r.prevKv) : undefined };
+  return { prev_kv: r.prevKv ? encodeKeyValue(r.prevKv) : undefined };
 }
 
 function deleteBody(r: DeleteRangeResult): Json {
-  return { deleted: i64(r.deleted), prev_kvs: nonEmpty(r.prevKvs.map(encodeKv)) };
+  return { deleted: int64Json(r.deleted), prev_kvs: nonEmpty(r.prevKvs.map(encodeKeyValue)) };
 }
 
 export function encodeRange(h: ResponseHeader, r: RangeResult): Json {
@@ -83,18 +60,21 @@ function encodeResponseOp(op: ResponseOp): Json {
     case 'range':
       return {
         response_range: {
-          header: { revision: i64(op.response.revision) },
+          header: { revision: int64Json(op.response.revision) },
           ...rangeBody(op.response),
         },
       };
     case 'put':
       return {
-        response_put: { header: { revision: i64(op.response.revision) }, ...putBody(op.response) },
+        response_put: {
+          header: { revision: int64Json(op.response.revision) },
+          ...putBody(op.response),
+        },
       };
     case 'deleteRange':
       return {
         response_delete_range: {
-          header: { revision: i64(op.response.revision) },
+          header: { revision: int64Json(op.response.revision) },
           ...deleteBody(op.response),
         },
       };
@@ -118,20 +98,20 @@ export function encodeHeaderOnly(h: ResponseHeader): Json {
 // --- leases -----------------------------------------------------------------------------
 
 export function encodeLeaseGrant(h: ResponseHeader, id: number, ttl: number): Json {
-  return { header: encodeHeader(h), ID: i64(id), TTL: i64(ttl) };
+  return { header: encodeHeader(h), ID: int64Json(id), TTL: int64Json(ttl) };
 }
 
 export function encodeLeaseKeepAlive(h: ResponseHeader, id: number, ttl: number): Json {
-  return { header: encodeHeader(h), ID: i64(id), TTL: i64(ttl) };
+  return { header: encodeHeader(h), ID: int64Json(id), TTL: int64Json(ttl) };
 }
 
 export function encodeLeaseTimeToLive(h: ResponseHeader, l: LeaseTimeToLive): Json {
   return {
     header: encodeHeader(h),
-    ID: i64(l.id),
-    TTL: i64(l.ttl),
-    grantedTTL: i64(l.grantedTtl),
-    keys: nonEmpty(l.keys.map(encodeBytes)),
+    ID: int64Json(l.id),
+    TTL: int64Json(l.ttl),
+    grantedTTL: int64Json(l.grantedTtl),
+    keys: nonEmpty(l.keys.map(toBase64)),
   };
 }
 
@@ -143,8 +123,8 @@ export function encodeLeaseLeases(h: ResponseHeader, ids: readonly number[]): Js
 
 export function encodeMember(m: MemberInfo): Json {
   return {
-    ID: str(m.id),
-    name: str(m.name),
+    ID: idJson(m.id),
+    name: idJson(m.name),
     peerURLs: nonEmpty(m.peerURLs),
     clientURLs: nonEmpty(m.clientURLs),
     isLearner: truthy(m.isLearner),
@@ -167,14 +147,14 @@ export function encodeMembers(
 export function encodeStatus(s: MemberStatus): Json {
   return {
     header: encodeHeader(s.header),
-    version: str(s.version),
-    dbSize: i64(s.dbSize),
-    leader: str(s.leader),
-    raftIndex: i64(s.raftIndex),
-    raftTerm: i64(s.raftTerm),
-    raftAppliedIndex: i64(s.raftAppliedIndex),
+    version: idJson(s.version),
+    dbSize: int64Json(s.dbSize),
+    leader: idJson(s.leader),
+    raftIndex: int64Json(s.raftIndex),
+    raftTerm: int64Json(s.raftTerm),
+    raftAppliedIndex: int64Json(s.raftAppliedIndex),
     errors: nonEmpty(s.errors),
-    dbSizeInUse: i64(s.dbSizeInUse),
+    dbSizeInUse: int64Json(s.dbSizeInUse),
     isLearner: truthy(s.isLearner),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The scalar wire forms of etcd's JSON API (grpc-gateway with protobuf's JSON mapping):
  * bytes as standard base64, 64-bit integers as JSON numbers or decimal strings, enums by name
- * or number. Decoders throw ERR_BAD_FIELD naming the field; encoders produce what etcd prints.
+ * or number. Decoders throw ERR_BAD_FIELD naming the field; what etcd prints comes from
+ * src/wire/etcd-json.ts.
  */
 import { EtceteraError } from '../../errors.js';
 
@@ -59,10 +60,6 @@ export function base64ErrorOffset(src: string): number {
   return src.length;
 }
 
-export function encodeBytes(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
-}
-
 // --- integers ---------------------------------------------------------------------------
 
 /** The text Go's JSON decoder accepts inside a quoted int64: a JSON integer, spaces around. */
@@ -90,11 +87,6 @@ export function decodeUint64(path: string, v: number | string): string {
     throw badField(path, `expected a uint64, got ${JSON.stringify(v)}`);
   }
   return text;
-}
-
-/** int64 values print as decimal strings. */
-export function encodeInt64(n: number): string {
-  return String(n);
 }
 
 // --- enums ------------------------------------------------------------------------------

@@ -5,39 +5,14 @@
  * so callers branch on `err.code` or on `err.statusCode`.
  */
 import { type ErrorCode, EtceteraError } from '../../errors.js';
+import { isStatusReason, reasonOfHttpCode, STATUS_REASONS } from '../../wire/k8s.js';
 import type { Status } from './types.js';
 
-const CODE_BY_REASON: Readonly<Record<string, ErrorCode>> = {
-  BadRequest: 'ERR_KUBE_BAD_REQUEST',
-  Forbidden: 'ERR_KUBE_FORBIDDEN',
-  NotFound: 'ERR_KUBE_NOT_FOUND',
-  MethodNotAllowed: 'ERR_KUBE_METHOD_NOT_ALLOWED',
-  NotAcceptable: 'ERR_KUBE_NOT_ACCEPTABLE',
-  AlreadyExists: 'ERR_KUBE_ALREADY_EXISTS',
-  Conflict: 'ERR_KUBE_CONFLICT',
-  Gone: 'ERR_KUBE_EXPIRED',
-  Expired: 'ERR_KUBE_EXPIRED',
-  RequestEntityTooLarge: 'ERR_KUBE_REQUEST_TOO_LARGE',
-  UnsupportedMediaType: 'ERR_KUBE_UNSUPPORTED_MEDIA_TYPE',
-  Invalid: 'ERR_KUBE_INVALID',
-  ServiceUnavailable: 'ERR_KUBE_UNAVAILABLE',
-  Timeout: 'ERR_KUBE_TIMEOUT',
-};
-
-const CODE_BY_HTTP: Readonly<Record<number, ErrorCode>> = {
-  400: 'ERR_KUBE_BAD_REQUEST',
-  403: 'ERR_KUBE_FORBIDDEN',
-  404: 'ERR_KUBE_NOT_FOUND',
-  405: 'ERR_KUBE_METHOD_NOT_ALLOWED',
-  406: 'ERR_KUBE_NOT_ACCEPTABLE',
-  409: 'ERR_KUBE_CONFLICT',
-  410: 'ERR_KUBE_EXPIRED',
-  413: 'ERR_KUBE_REQUEST_TOO_LARGE',
-  415: 'ERR_KUBE_UNSUPPORTED_MEDIA_TYPE',
-  422: 'ERR_KUBE_INVALID',
-  503: 'ERR_KUBE_UNAVAILABLE',
-  504: 'ERR_KUBE_TIMEOUT',
-};
+/** The catalogue code of an answer: by its reason, else by what its HTTP code stands for. */
+function codeOf(statusCode: number, reason: string | undefined): ErrorCode {
+  const r = isStatusReason(reason) ? reason : reasonOfHttpCode(statusCode);
+  return r === undefined ? 'ERR_KUBE_INTERNAL' : STATUS_REASONS[r].code;
+}
 
 /** kubectl's wording when an error answer is not a Status. */
 const GENERIC: Readonly<Record<number, [string, string]>> = {
@@ -60,9 +35,11 @@ export class KubeApiError extends EtceteraError {
   readonly status: Status;
 
   constructor(statusCode: number, status: Status, options?: { cause?: unknown }) {
-    const code: ErrorCode =
-      CODE_BY_REASON[status.reason ?? ''] ?? CODE_BY_HTTP[statusCode] ?? 'ERR_KUBE_INTERNAL';
-    super(code, { detail: status.message ?? `HTTP ${statusCode}` }, options);
+    super(
+      codeOf(statusCode, status.reason),
+      { detail: status.message ?? `HTTP ${statusCode}` },
+      options,
+    );
     this.statusCode = statusCode;
     this.status = status;
   }

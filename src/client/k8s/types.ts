@@ -3,22 +3,15 @@
  * reference to a resource (group, version, plural, scope) every request is built from.
  * Objects are plain JSON; the client never needs their kind-specific fields.
  */
+import type {
+  ListMeta,
+  Status,
+  StatusCause,
+  ObjectMeta as WireObjectMeta,
+} from '../../wire/k8s.js';
 
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  /** Opaque: compare for equality only. */
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: Record<string, unknown>[];
-  managedFields?: Record<string, unknown>[];
+/** metav1.ObjectMeta (src/wire/k8s.ts), open to fields this client does not know. */
+export interface ObjectMeta extends WireObjectMeta {
   [field: string]: unknown;
 }
 
@@ -29,41 +22,13 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
-export interface ListMeta {
-  resourceVersion?: string;
-  continue?: string;
-  remainingItemCount?: number;
-}
+export type { ListMeta, Status, StatusCause };
 
 export interface KubeList<T extends KubeObject = KubeObject> {
   apiVersion?: string;
   kind?: string;
   metadata: ListMeta;
   items: T[];
-}
-
-export interface StatusCause {
-  reason?: string;
-  message?: string;
-  field?: string;
-}
-
-export interface Status {
-  kind: 'Status';
-  apiVersion: string;
-  metadata?: Record<string, unknown>;
-  status?: 'Success' | 'Failure';
-  message?: string;
-  reason?: string;
-  details?: {
-    name?: string;
-    group?: string;
-    kind?: string;
-    uid?: string;
-    causes?: StatusCause[];
-    retryAfterSeconds?: number;
-  };
-  code?: number;
 }
 
 export const WatchEventType = {

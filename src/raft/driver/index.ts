@@ -17,7 +17,7 @@
  * ```
  */
 
-export { LevelRaftStorage } from '../level-storage.js';
+export { LevelRaftStorage } from '../storage/level-storage.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';
 export { RaftDriver } from './driver.js';

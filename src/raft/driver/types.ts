@@ -3,7 +3,7 @@
  * entries to, the durable storage it persists through, the transport it sends with, and
  * its options.
  */
-import type { LevelRaftStorage } from '../level-storage.js';
+import type { LevelRaftStorage } from '../storage/level-storage.js';
 import type {
   ConfChange,
   EntryType,

@@ -13,6 +13,7 @@
  */
 
 import type { Event, KeyValue, Revision } from '../../store/types.js';
+import { encodeHeader, encodeKeyValue } from '../../wire/etcd-json.js';
 import type { Cancellation, EventView, FrameEncoder, WatcherInfo, WindowEntry } from '../types.js';
 import { perSelection } from './selection-cache.js';
 
@@ -33,10 +34,15 @@ export interface EtcdJsonOptions {
   header?: () => EtcdHeaderFields;
   /** A fragmenting watcher's responses stay under this size when they can. Default 1.5 MiB. */
   fragmentMaxBytes?: number;
+  /**
+   * Called each time a part is encoded (an event, a batch's header, a selection's events
+   * tail), so an observer can count the work: each is encoded once however many watchers
+   * share it. Default: none.
+   */
+  onEncode?: (part: EncodedPart) => void;
 }
 
-/** Counts of encoding work, so tests can show each event is encoded once. */
-export const etcdJsonStats = { events: 0, heads: 0, tails: 0 };
+export type EncodedPart = 'event' | 'head' | 'tail';
 
 const CLOSE = Buffer.from('}}');
 let instances = 0;
@@ -46,6 +52,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
   readonly name: string;
   private readonly header: () => EtcdHeaderFields;
   private readonly fragmentMaxBytes: number;
+  private readonly onEncode: ((part: EncodedPart) => void) | undefined;
   private readonly idChunks = new Map<number, Buffer>();
   /**
    * Cache keys on window entries, built once: the head's, and per tail variant (prevKv ×
@@ -61,6 +68,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
     this.tailKeys = ['n', 'nf', 'p', 'pf'].map((v) => `${this.name}:t${v}`);
     this.header = options.header ?? (() => ({ clusterId: '0', memberId: '0', raftTerm: '0' }));
     this.fragmentMaxBytes = options.fragmentMaxBytes ?? 1.5 * 1024 * 1024;
+    this.onEncode = options.onEncode;
   }
 
   eventFrames(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly EtcdFrame[] {
@@ -118,19 +126,21 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
 
   private headerJson(revision: number): string {
     const h = this.header();
-    let s = '';
-    if (h.clusterId !== '0') s += `,"cluster_id":"${h.clusterId}"`;
-    if (h.memberId !== '0') s += `,"member_id":"${h.memberId}"`;
-    if (revision !== 0) s += `,"revision":"${revision}"`;
-    if (h.raftTerm !== '0') s += `,"raft_term":"${h.raftTerm}"`;
-    return `{${s.slice(1)}}`;
+    return JSON.stringify(
+      encodeHeader({
+        clusterId: h.clusterId,
+        memberId: h.memberId,
+        revision,
+        raftTerm: Number(h.raftTerm),
+      }),
+    );
   }
 
   private headFor(entry: WindowEntry): Buffer {
     const key = this.headKey;
     let head = entry.encodings.get(key) as Buffer | undefined;
     if (head === undefined) {
-      etcdJsonStats.heads++;
+      this.onEncode?.('head');
       head = Buffer.from(`{"result":{"header":${this.headerJson(entry.batch.revision)}`);
       entry.encodings.set(key, head);
     }
@@ -152,7 +162,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
   private tailsFor(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly Buffer[] {
     const variantKey = this.tailKeys[(w.prevKv ? 2 : 0) + (w.fragment ? 1 : 0)]!;
     return perSelection(entry, variantKey, view, () => {
-      etcdJsonStats.tails++;
+      this.onEncode?.('tail');
       const all = entry.batch.events;
       const indices = view.indices ?? all.map((_, i) => i);
       const events = indices.map((i) => this.eventJson(entry, i, all[i]!, w.prevKv));
@@ -164,7 +174,7 @@ export class EtcdJsonFormat implements FrameEncoder<EtcdFrame> {
     const key = `${this.name}:e${prevKv ? 'p' : 'n'}${i}`;
     let b = entry.encodings.get(key) as Buffer | undefined;
     if (b === undefined) {
-      etcdJsonStats.events++;
+      this.onEncode?.('event');
       b = Buffer.from(eventToJson(ev, prevKv));
       entry.encodings.set(key, b);
     }
@@ -218,16 +228,5 @@ export function eventToJson(ev: Event, withPrevKv: boolean): string {
 
 /** One key-value as etcd's JSON (mvccpb.KeyValue), zero fields left out. */
 export function kvToJson(kv: KeyValue): string {
-  let s = '';
-  if (kv.key.length > 0) s += `,"key":"${b64(kv.key)}"`;
-  if (kv.createRevision !== 0) s += `,"create_revision":"${kv.createRevision}"`;
-  if (kv.modRevision !== 0) s += `,"mod_revision":"${kv.modRevision}"`;
-  if (kv.version !== 0) s += `,"version":"${kv.version}"`;
-  if (kv.value.length > 0) s += `,"value":"${b64(kv.value)}"`;
-  if (kv.lease !== 0) s += `,"lease":"${kv.lease}"`;
-  return `{${s.slice(1)}}`;
-}
-
-function b64(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+  return JSON.stringify(encodeKeyValue(kv));
 }

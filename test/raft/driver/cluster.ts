@@ -11,7 +11,7 @@ import type {
   ApplyOutcomes,
   RaftDriverOptions,
 } from '../../../src/raft/driver/types.js';
-import { LevelRaftStorage } from '../../../src/raft/level-storage.js';
+import { LevelRaftStorage } from '../../../src/raft/storage/level-storage.js';
 import { type ConfState, NodeId, type Snapshot } from '../../../src/raft/types.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);

@@ -4,7 +4,10 @@ import t, { type Test } from 'tap';
 import { EtceteraError } from '../../../src/errors.js';
 import { RaftDriver } from '../../../src/raft/driver/driver.js';
 import type { DriverTransport, RaftDriverOptions } from '../../../src/raft/driver/types.js';
-import { LevelRaftStorage, type PersistableReady } from '../../../src/raft/level-storage.js';
+import {
+  LevelRaftStorage,
+  type PersistableReady,
+} from '../../../src/raft/storage/level-storage.js';
 import { type ConfState, type Message, NodeId } from '../../../src/raft/types.js';
 import { cmd, ListApp } from './cluster.js';
 import { waitFor } from './helpers.js';

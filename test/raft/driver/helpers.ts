@@ -8,5 +8,3 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 500
     await new Promise((r) => setTimeout(r, 5));
   }
 }
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -10,8 +10,9 @@
  *   acknowledged writes  — at the end, every acknowledged put is in the committed log and
  *                          applied on every member (checked by the world)
  */
-import type { MemoryStorage } from '../../../src/raft/memory-storage.js';
+
 import type { Raft } from '../../../src/raft/raft.js';
+import type { MemoryStorage } from '../../../src/raft/storage/memory-storage.js';
 import { type Entry, LogIndex } from '../../../src/raft/types.js';
 
 export class SimViolation extends Error {

@@ -10,8 +10,9 @@
  * A crash throws away the RawNode and any Ready in flight: only MemoryStorage (the disk)
  * and the applied state machine survive.
  */
-import type { MemoryStorage } from '../../../src/raft/memory-storage.js';
+
 import { RawNodeImpl } from '../../../src/raft/raw-node.js';
+import type { MemoryStorage } from '../../../src/raft/storage/memory-storage.js';
 import {
   type ConfState,
   type Entry,

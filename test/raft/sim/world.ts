@@ -6,7 +6,7 @@
  * a linearizable client history.
  */
 import { decodeConfChange } from '../../../src/raft/confchange.js';
-import { MemoryStorage } from '../../../src/raft/memory-storage.js';
+import { MemoryStorage } from '../../../src/raft/storage/memory-storage.js';
 import { type ConfState, type Entry, type Message, NodeId } from '../../../src/raft/types.js';
 import { checkLinearizable } from '../../lincheck/index.js';
 import { pick, type Rand, randInt, seededRandom } from '../rand.js';

@@ -1,5 +1,5 @@
 /**
- * The durable high-water mark (src/raft/driver/durable-mark.ts) and its check in
+ * The durable high-water mark (src/raft/storage/durable-mark.ts) and its check in
  * LevelRaftStorage: the file keeps its newest valid slot through a torn write; over random
  * Raft-legal histories (conflicting appends above the commit index, commit-only hard
  * states, snapshots and compaction, a leader's snapshot) a reopen with the mark never
@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Level } from 'level';
 import t from 'tap';
-import { isEtceteraError } from '../../src/errors.js';
-import { encodeHardState } from '../../src/raft/driver/disk-format.js';
-import { DurableMark, readMark } from '../../src/raft/driver/durable-mark.js';
-import { LevelRaftStorage } from '../../src/raft/level-storage.js';
-import { type ConfState, LogIndex, NodeId, Term } from '../../src/raft/types.js';
-import { ent } from './driver/storage-conformance.js';
+import { isEtceteraError } from '../../../src/errors.js';
+import { encodeHardState } from '../../../src/raft/storage/disk-format.js';
+import { DurableMark, readMark } from '../../../src/raft/storage/durable-mark.js';
+import { LevelRaftStorage } from '../../../src/raft/storage/level-storage.js';
+import { type ConfState, LogIndex, NodeId, Term } from '../../../src/raft/types.js';
+import { ent } from './storage-conformance.js';
 
 const CONF: ConfState = { voters: [NodeId(1)], learners: [] };
 

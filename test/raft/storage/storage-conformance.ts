@@ -1,6 +1,6 @@
 /**
  * The RaftStorage conformance suite, written once and run against every implementation
- * (MemoryStorage and LevelRaftStorage, see test/raft/level-storage.test.ts).
+ * (MemoryStorage and LevelRaftStorage, see test/raft/storage/level-storage.test.ts).
  *
  * Writes go through an async harness so one suite covers the synchronous in-memory
  * storage and the durable one alike.

@@ -1,5 +1,5 @@
 /**
- * The on-disk encodings of the durable Raft state (see src/raft/level-storage.ts).
+ * The on-disk encodings of the durable Raft state (see ./level-storage.ts).
  *
  *   raft-log  key: index of a segment's first entry as 8-byte big-endian (so LevelDB's
  *             byte order is log order; see log-segments.ts)
@@ -12,9 +12,9 @@
  * strict: anything malformed is ERR_CORRUPT, never a guess.
  */
 import { EtceteraError } from '../../errors.js';
+import { readEntry, readSnapshot, writeEntry, writeSnapshot } from '../driver/codec.js';
+import { Reader, Writer } from '../driver/wire.js';
 import { type Entry, type HardState, LogIndex, NodeId, type Snapshot, Term } from '../types.js';
-import { readEntry, readSnapshot, writeEntry, writeSnapshot } from './codec.js';
-import { Reader, Writer } from './wire.js';
 
 const FORMAT_V1 = 1;
 

@@ -11,7 +11,7 @@
  *   3. `snap.metadata.index <= ents[0].index` (compaction without a new snapshot is
  *      allowed to run ahead of `createSnapshot` only through `compact`).
  */
-import { EtceteraError } from '../errors.js';
+import { EtceteraError } from '../../errors.js';
 import {
   type ByteSize,
   type ConfState,
@@ -23,8 +23,8 @@ import {
   type RaftStorage,
   type Snapshot,
   Term,
-} from './types.js';
-import { EMPTY_BYTES, limitSize } from './util.js';
+} from '../types.js';
+import { EMPTY_BYTES, limitSize } from '../util.js';
 
 const EMPTY_CONF: ConfState = { voters: [], learners: [] };
 

@@ -1,11 +1,11 @@
 /** LevelRaftStorage on real LevelDB: group commit, restart, corruption, write failure. */
 import { Level } from 'level';
 import t, { type Test } from 'tap';
-import { isEtceteraError } from '../../src/errors.js';
-import { logKey } from '../../src/raft/driver/disk-format.js';
-import { LevelRaftStorage } from '../../src/raft/level-storage.js';
-import { type ConfState, LogIndex, NodeId, type Snapshot, Term } from '../../src/raft/types.js';
-import { ent } from './driver/storage-conformance.js';
+import { isEtceteraError } from '../../../src/errors.js';
+import { logKey } from '../../../src/raft/storage/disk-format.js';
+import { LevelRaftStorage } from '../../../src/raft/storage/level-storage.js';
+import { type ConfState, LogIndex, NodeId, type Snapshot, Term } from '../../../src/raft/types.js';
+import { ent } from './storage-conformance.js';
 
 const CONF: ConfState = { voters: [NodeId(1), NodeId(2), NodeId(3)], learners: [] };
 const hs = (term: number, vote: number, commit: number) => ({

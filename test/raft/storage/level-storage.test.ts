@@ -1,9 +1,9 @@
 /** The RaftStorage conformance suite, against MemoryStorage and LevelRaftStorage. */
 import { Level } from 'level';
 import t from 'tap';
-import { LevelRaftStorage } from '../../src/raft/level-storage.js';
-import { MemoryStorage } from '../../src/raft/memory-storage.js';
-import { type StorageHarness, storageConformance } from './driver/storage-conformance.js';
+import { LevelRaftStorage } from '../../../src/raft/storage/level-storage.js';
+import { MemoryStorage } from '../../../src/raft/storage/memory-storage.js';
+import { type StorageHarness, storageConformance } from './storage-conformance.js';
 
 t.test('MemoryStorage', async (t) => {
   storageConformance(t, async (_t, boot) => {

@@ -1,6 +1,6 @@
 /**
  * LevelRaftStorage: the durable RaftStorage, on three sublevels of a member's LevelDB
- * (`raft-log`, `raft-state`, `raft-snap`; encodings in ./driver/disk-format.ts).
+ * (`raft-log`, `raft-state`, `raft-snap`; encodings in ./disk-format.ts).
  *
  * Design: the core reads storage synchronously, so the whole uncompacted log and the
  * latest snapshot are mirrored in memory (a MemoryStorage, which also gives this class
@@ -9,7 +9,7 @@
  * snapshots and compacting.
  *
  * The log is stored as segments, one record per appended run of entries (see
- * ./driver/log-segments.ts), so a Ready of hundreds of entries is one record.
+ * ./log-segments.ts), so a Ready of hundreds of entries is one record.
  *
  * Write rules:
  *   1. Each write method validates and updates the mirror synchronously (so a bad request
@@ -29,25 +29,12 @@
  *      after the snapshot; entries kept in memory below it are not reloaded.
  *   5. Within a batch, deletes come before puts, so a record rewritten under the same key
  *      ends up with its new value.
- *   6. With a durable high-water mark (./driver/durable-mark.ts), open() refuses a log
+ *   6. With a durable high-water mark (./durable-mark.ts), open() refuses a log
  *      that lost or changed an entry the mark covers, and every synced write that made
  *      more committed entries durable advances the mark after the write is on disk.
  */
 import type { Level } from 'level';
-import { EtceteraError } from '../errors.js';
-import {
-  decodeHardState,
-  decodeLogKey,
-  decodeSegment,
-  decodeSnapshot,
-  encodeHardState,
-  encodeSegment,
-  encodeSnapshot,
-  logKey,
-} from './driver/disk-format.js';
-import type { DurableMark } from './driver/durable-mark.js';
-import { SegmentIndex } from './driver/log-segments.js';
-import { MemoryStorage } from './memory-storage.js';
+import { EtceteraError } from '../../errors.js';
 import {
   type ByteSize,
   type ConfState,
@@ -58,7 +45,20 @@ import {
   type Ready,
   type Snapshot,
   type Term,
-} from './types.js';
+} from '../types.js';
+import {
+  decodeHardState,
+  decodeLogKey,
+  decodeSegment,
+  decodeSnapshot,
+  encodeHardState,
+  encodeSegment,
+  encodeSnapshot,
+  logKey,
+} from './disk-format.js';
+import type { DurableMark } from './durable-mark.js';
+import { SegmentIndex } from './log-segments.js';
+import { MemoryStorage } from './memory-storage.js';
 
 /** The member's database handle (any key/value defaults: raft uses its own encodings). */
 // biome-ignore lint/suspicious/noExplicitAny: the member's db may use any default encodings

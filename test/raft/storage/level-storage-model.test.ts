@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Level } from 'level';
 import t from 'tap';
-import { LevelRaftStorage } from '../../src/raft/level-storage.js';
-import { MemoryStorage } from '../../src/raft/memory-storage.js';
-import { type ConfState, LogIndex, NodeId, Term } from '../../src/raft/types.js';
-import { ent } from './driver/storage-conformance.js';
+import { LevelRaftStorage } from '../../../src/raft/storage/level-storage.js';
+import { MemoryStorage } from '../../../src/raft/storage/memory-storage.js';
+import { type ConfState, LogIndex, NodeId, Term } from '../../../src/raft/types.js';
+import { ent } from './storage-conformance.js';
 
 const CONF: ConfState = { voters: [NodeId(1)], learners: [] };
 

@@ -1,0 +1,133 @@
+/**
+ * The folder rules of docs/ARCHITECTURE.md, checked on the import graph of src/ (every
+ * `import`, `export ... from` and `import type`, read with the TypeScript compiler's own
+ * pre-processor, so comments and strings never count):
+ *
+ * - src/client imports nothing from src/server, src/store, src/api, src/watchcache, src/raft;
+ * - src/wire imports nothing in src outside src/wire;
+ * - the files directly in src/raft (the pure core) reach no I/O: no Node built-in, no
+ *   `level`, `classic-level` or `ws`, not even through a file they import.
+ *
+ * The checker is also run on small made-up trees, so a rule that could never fail is caught.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, posix, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import ts from 'typescript';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** A tree of source files: path relative to the repository root → text. */
+type Tree = ReadonlyMap<string, string>;
+
+function readTree(dir: string): Tree {
+  const out = new Map<string, string>();
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (name.endsWith('.ts')) {
+        out.set(relative(ROOT, p).split('\\').join('/'), readFileSync(p, 'utf8'));
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** What one file imports: files of the tree (resolved paths) and packages (bare names). */
+function importsOf(tree: Tree, file: string): { files: string[]; packages: string[] } {
+  const files: string[] = [];
+  const packages: string[] = [];
+  for (const ref of ts.preProcessFile(tree.get(file) ?? '', true, true).importedFiles) {
+    const spec = ref.fileName;
+    if (spec.startsWith('.')) {
+      const target = posix.normalize(posix.join(posix.dirname(file), spec)).replace(/\.js$/, '.ts');
+      files.push(target);
+    } else {
+      packages.push(spec);
+    }
+  }
+  return { files, packages };
+}
+
+const IO_PACKAGES = new Set(['level', 'classic-level', 'ws']);
+const isIo = (pkg: string): boolean =>
+  pkg.startsWith('node:') || builtinModules.includes(pkg) || IO_PACKAGES.has(pkg.split('/')[0]!);
+
+const inFolder = (file: string, folder: string): boolean => file.startsWith(`${folder}/`);
+
+/** Every rule broken in `tree`, one line each. */
+function violations(tree: Tree): string[] {
+  const out: string[] = [];
+  const CLIENT_MUST_NOT = ['src/server', 'src/store', 'src/api', 'src/watchcache', 'src/raft'];
+  for (const file of tree.keys()) {
+    const { files } = importsOf(tree, file);
+    if (inFolder(file, 'src/client')) {
+      for (const f of files) {
+        const bad = CLIENT_MUST_NOT.find((folder) => inFolder(f, folder));
+        if (bad) out.push(`${file} imports ${f} (src/client must not import ${bad})`);
+      }
+    }
+    if (inFolder(file, 'src/wire')) {
+      for (const f of files) {
+        if (inFolder(f, 'src') && !inFolder(f, 'src/wire')) {
+          out.push(`${file} imports ${f} (src/wire imports nothing else in src)`);
+        }
+      }
+    }
+  }
+  // The pure core: the transitive closure of each top-level src/raft file.
+  for (const file of tree.keys()) {
+    if (posix.dirname(file) !== 'src/raft') continue;
+    const seen = new Set<string>([file]);
+    const queue: { file: string; via: string[] }[] = [{ file, via: [file] }];
+    while (queue.length > 0) {
+      const { file: f, via } = queue.shift()!;
+      const { files, packages } = importsOf(tree, f);
+      for (const pkg of packages.filter(isIo)) {
+        out.push(`${file} reaches I/O package ${pkg} (via ${via.join(' → ')})`);
+      }
+      for (const next of files) {
+        if (!seen.has(next) && tree.has(next)) {
+          seen.add(next);
+          queue.push({ file: next, via: [...via, next] });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+t.test('src keeps its folder rules', async (t) => {
+  const tree = readTree(join(ROOT, 'src'));
+  t.ok(tree.size > 100, `read ${tree.size} files`);
+  t.ok(tree.has('src/raft/raft.ts') && tree.has('src/client/client.ts'), 'the tree is src/');
+  t.same(violations(tree), []);
+});
+
+t.test('the checker finds each kind of broken rule', async (t) => {
+  const tree = new Map<string, string>([
+    ['src/errors.ts', 'export const x = 1;'],
+    ['src/store/store.ts', "import { x } from '../errors.js';"],
+    ['src/client/a.ts', "import type { S } from '../store/store.js';"],
+    ['src/client/b.ts', "export { x } from '../errors.js';"],
+    ['src/wire/w.ts', "import { S } from '../store/store.js';\nimport { y } from './v.js';"],
+    ['src/wire/v.ts', "import type { E } from '../errors.js';"],
+    ['src/raft/core.ts', "import { h } from './helper.js';"],
+    ['src/raft/helper.ts', "import { s } from './storage/disk.js';"],
+    ['src/raft/storage/disk.ts', "import { open } from 'node:fs/promises';"],
+    ['src/raft/pure.ts', "// import { open } from 'node:fs';\nconst s = \"from 'level'\";"],
+  ]);
+  const found = violations(tree);
+  t.match(found, [
+    /^src\/client\/a\.ts imports src\/store\/store\.ts/,
+    /^src\/wire\/w\.ts imports src\/store\/store\.ts/,
+    /^src\/wire\/v\.ts imports src\/errors\.ts/,
+    /^src\/raft\/core\.ts reaches I\/O package node:fs\/promises \(via src\/raft\/core\.ts → src\/raft\/helper\.ts → src\/raft\/storage\/disk\.ts\)/,
+    /^src\/raft\/helper\.ts reaches I\/O package node:fs\/promises/,
+  ]);
+  t.equal(found.length, 5, 'comments, strings and files outside the rules do not count');
+});
