@@ -107,7 +107,7 @@ t.test('a watch on one node is not offered other nodes events (index)', async (t
 });
 
 t.test('too old resourceVersion: ERROR 410 event, then a clean end', async (t) => {
-  const s = await withServer(t, { windowEvents: 2 });
+  const s = await withServer(t, { windowMaxEvents: 2 });
   const first = await createOn(s, 'a', 'n1');
   for (let i = 0; i < 5; i++) {
     await call(s.url, 'PATCH', `${PODS}/a`, { metadata: { labels: { i: String(i) } } }, mergePatch);

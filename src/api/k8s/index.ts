@@ -61,9 +61,7 @@ export function mountKubernetes(
     return cacher;
   };
   const registry = new KindRegistry();
-  const hub = new KubeHub(member.watchSource, cacherOf, registry, {
-    windowEvents: resolved.windowEvents,
-  });
+  const hub = new KubeHub(member.watchSource, cacherOf, registry);
   const hooks = new Map<string, KindHooks>([[CRD_REF, crdHooks]]);
   const kube: Kube = {
     member,
@@ -102,7 +100,7 @@ export function mountKubernetes(
   };
   const ticker = setInterval(
     () =>
-      hub.watchers.tick(resolved.now(), hub.revision, {
+      hub.watchers.tick(resolved.now(), {
         keepaliveMs: resolved.keepaliveMs,
         bookmarkIntervalMs: resolved.bookmarkIntervalMs,
       }),

@@ -11,7 +11,7 @@ import { type ListOptions, tooLargeResourceVersion } from '../list-options.js';
 import { parseIncludeObject, wantsTable } from '../table.js';
 import type { WatchFormat } from './encode.js';
 import { startWatch, type WatchStart } from './start.js';
-import type { KubeWatcher, WatchSink } from './watcher.js';
+import type { KubeWatch, WatchSink } from './watch.js';
 
 /** How long an ended stream may wait for a peer that does not read before it is dropped. */
 const DROP_UNREAD_AFTER_MS = 30_000;
@@ -59,7 +59,7 @@ export async function handleWatch(
   kube: Kube,
   rr: ResourceRequest,
   o: ListOptions,
-): Promise<KubeWatcher> {
+): Promise<KubeWatch> {
   const start = await prepareWatch(kube, rr, o);
   const { res } = rr;
   res.writeHead(200, {
@@ -74,6 +74,9 @@ export async function handleWatch(
       if (!ended) res.write(text);
     },
     bufferedBytes: () => res.writableLength,
+    onceDrain: (listener) => {
+      res.once('drain', listener);
+    },
     end: () => {
       if (ended) return;
       ended = true;
