@@ -26,7 +26,7 @@
  */
 
 import { EtceteraError } from '../errors.js';
-import { type Bytes, type EventBatch, Revision, type WatchableStore } from '../store/types.js';
+import { type EventBatch, Revision, type WatchableStore } from '../store/types.js';
 import { CatchUp, type CatchUpHost } from './catch-up.js';
 import { FieldIndex, type FieldSelection } from './field-index.js';
 import {
@@ -38,7 +38,6 @@ import {
 import { keyString } from './keys.js';
 import { createMetrics, type WatchMetrics } from './metrics.js';
 import { type ResolvedOptions, resolveOptions, type WatchCacheOptions } from './options.js';
-import { type ListResult, ReadCache } from './read-cache.js';
 import { SlowPolicy } from './slow-policy.js';
 import {
   type Cancellation,
@@ -80,7 +79,6 @@ export interface AddWatcherOptions<F> {
 export class Cacher implements CatchUpHost {
   readonly options: ResolvedOptions;
   readonly cache: WatchCache;
-  readonly readCache: ReadCache;
   readonly metrics: WatchMetrics;
   private readonly index = new WatcherIndex<AnyWatcher>();
   private readonly fieldIndex = new FieldIndex<AnyWatcher>();
@@ -108,7 +106,6 @@ export class Cacher implements CatchUpHost {
   ) {
     this.options = resolveOptions(options);
     this.cache = new WatchCache(store, this.options);
-    this.readCache = new ReadCache(store, this.cache);
     this.metrics = createMetrics(this.options.registry, this.options.metricPrefix);
     this.catchUp = new CatchUp(this);
     const o = this.options;
@@ -182,11 +179,6 @@ export class Cacher implements CatchUpHost {
   /** An in-process watch as an async iterator (see in-process.ts). */
   watchIterator(opts: WatchOptions): WatchIterator {
     return new WatchIterator(this, opts);
-  }
-
-  /** Current objects under `prefix`, at the cache's revision or at `revision` in the window. */
-  list(prefix: Bytes | string, revision?: number): Promise<ListResult> {
-    return this.readCache.list(prefix, revision);
   }
 
   /** Resolves once the cache has reached `revision` (ERR_CACHE_NOT_FRESH after the timeout). */
@@ -321,7 +313,6 @@ export class Cacher implements CatchUpHost {
   private onBatchUnsafe(batch: EventBatch): void {
     if (this.closed) return;
     this.cache.appendUnsafe(batch);
-    this.readCache.applyUnsafe(batch);
     this.scheduleTurn();
   }
 
@@ -469,7 +460,6 @@ export class Cacher implements CatchUpHost {
   private onResetUnsafe(revision: Revision): void {
     if (this.closed) return;
     this.cache.resetUnsafe(revision);
-    this.readCache.resetUnsafe();
     this.current = null;
     this.dispatchIndex = this.cache.ring.endIndex;
     this._dispatchedRevision = revision;

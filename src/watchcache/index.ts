@@ -29,7 +29,6 @@ export { WatchIterator, watchCallback } from './in-process.js';
 export { prefixEnd } from './keys.js';
 export type { WatchCacheOptions } from './options.js';
 export { realClock } from './options.js';
-export type { ListResult } from './read-cache.js';
 export type {
   Cancellation,
   EventView,
