@@ -35,7 +35,7 @@ export interface KubeFace {
   readonly registry: KindRegistry;
   /** Register typed mutating and validating admission hooks here. */
   readonly admission: Admission;
-  /** The decoded object cache and watcher index (tests and benchmarks look inside). */
+  /** The decoded object cache and the open watches (tests and benchmarks look inside). */
   readonly hub: KubeHub;
   /** For the HTTP server's 'upgrade' event: websocket watches. False for other paths. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;

@@ -48,8 +48,12 @@ export function decodeValue(value: Uint8Array, rv: number): CachedObject | undef
   return new CachedObject(o, rv);
 }
 
+/** Counts of decoding and encoding work, so tests can show each event is done once. */
+export const kubeWatchStats = { decoded: 0, lines: 0 };
+
 /** One store event as a Kubernetes change; null when it is not one (a foreign key or value). */
 export function decodeEvent(revision: number, ev: Event): KubeEvent | null {
+  kubeWatchStats.decoded++;
   const key = bytesKey(ev.kv.key);
   const parts = parseKey(key);
   if (!parts) return null;
