@@ -4,7 +4,7 @@
  * 1. List: N pods in one namespace; p50/p99 of a list served from the face's decoded cache
  *    (resourceVersion "" and "0", over HTTP), from the store (resourceVersionMatch=Exact at an
  *    older revision, over HTTP), and, in process, what one list costs from the store's range
- *    and from the watch cache's read cache (both still to decode).
+ *    (still to decode).
  * 2. Watch fan-out: W watchers, each on its own HTTP connection with
  *    fieldSelector=spec.nodeName=node-i, while pods (one per node) change at R writes/s; each
  *    write stamps its send time in an annotation and the watchers (in a child process, so the
@@ -224,14 +224,6 @@ async function listBench(objects: number, iterations: number) {
       const r = await h.store.range({ key: prefix, rangeEnd: prefixEnd(prefix) });
       for (const kv of r.kvs) JSON.parse(dec.decode(kv.value));
     });
-    const { Cacher } = await import('../src/watchcache/index.js');
-    const cacher = new Cacher(h.store);
-    await cacher.list(prefix);
-    await run('in process: watch cache read cache + decode', async () => {
-      const r = await cacher.list(prefix);
-      for (const kv of r.kvs) JSON.parse(dec.decode(kv.value));
-    });
-    cacher.close();
     return { objects, bytes: check.bytes, results };
   } finally {
     await h.close();
@@ -295,7 +287,9 @@ async function watchBench(watchers: number, rate: number, durationS: number) {
     await new Promise((r) => setTimeout(r, 1500));
     loop.disable();
     const cpu = process.cpuUsage(cpu0);
-    const serverCpu = (cpu.user + cpu.system) / 1000 / (performance.now() - wall0);
+    const wallMs = performance.now() - wall0;
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    const serverCpu = cpuMs / wallMs;
     child.send('finish');
     const done = await next();
     reports.push(ready, done);
@@ -315,11 +309,14 @@ async function watchBench(watchers: number, rate: number, durationS: number) {
       p99: round(lat.p99),
       max: round(lat.max),
       serverCpu: round(serverCpu),
+      deliveriesPerS: Math.round(((done.received ?? 0) * 1000) / wallMs),
+      /** Server CPU (user + system) over the run per event delivered, in microseconds. */
+      cpuUsPerDelivery: round((cpuMs * 1000) / Math.max(1, done.received ?? 0)),
       serverLoopDelayP99Ms: round(loop.percentile(99) / 1e6),
       loadavg: loadavg()[0] ?? 0,
     };
     console.log(
-      `  ${watchers} watchers x ${rate} writes/s: connected ${row.connected}, written ${written}, delivered ${row.delivered}, misdelivered ${row.misdelivered}; latency p50 ${row.p50} ms p99 ${row.p99} ms max ${row.max} ms; server CPU ${row.serverCpu} cores, loop delay p99 ${row.serverLoopDelayP99Ms} ms, load ${row.loadavg.toFixed(1)}`,
+      `  ${watchers} watchers x ${rate} writes/s: connected ${row.connected}, written ${written}, delivered ${row.delivered}, misdelivered ${row.misdelivered}; latency p50 ${row.p50} ms p99 ${row.p99} ms max ${row.max} ms; server CPU ${row.serverCpu} cores, ${row.deliveriesPerS} deliveries/s, ${row.cpuUsPerDelivery} µs CPU per delivery, loop delay p99 ${row.serverLoopDelayP99Ms} ms, load ${row.loadavg.toFixed(1)}`,
     );
     return row;
   } finally {

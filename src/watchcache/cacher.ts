@@ -26,9 +26,10 @@
  */
 
 import { EtceteraError } from '../errors.js';
-import { type Bytes, type EventBatch, Revision, type WatchableStore } from '../store/types.js';
+import { type EventBatch, Revision, type WatchableStore } from '../store/types.js';
 import { bytesToLatin1 } from '../wire/bytes.js';
 import { CatchUp, type CatchUpHost } from './catch-up.js';
+import { FieldIndex, type FieldSelection } from './field-index.js';
 import {
   type WatchCallback,
   WatchIterator,
@@ -37,7 +38,6 @@ import {
 } from './in-process.js';
 import { createMetrics, type WatchMetrics } from './metrics.js';
 import { type ResolvedOptions, resolveOptions, type WatchCacheOptions } from './options.js';
-import { type ListResult, ReadCache } from './read-cache.js';
 import { SlowPolicy } from './slow-policy.js';
 import {
   type Cancellation,
@@ -69,14 +69,19 @@ export interface AddWatcherOptions<F> {
   watchId?: number;
   /** Frame to queue before anything else (etcd's "created" response), given the revision. */
   createdFrame?: (revision: Revision) => F;
+  /**
+   * Find the watcher by a field's value (field-index.ts) rather than by its range alone: it
+   * gets the events of its range whose old or new value of the field is `value`.
+   */
+  field?: FieldSelection;
 }
 
 export class Cacher implements CatchUpHost {
   readonly options: ResolvedOptions;
   readonly cache: WatchCache;
-  readonly readCache: ReadCache;
   readonly metrics: WatchMetrics;
   private readonly index = new WatcherIndex<AnyWatcher>();
+  private readonly fieldIndex = new FieldIndex<AnyWatcher>();
   private readonly watchers = new Set<AnyWatcher>();
   private readonly progressWatchers = new Set<AnyWatcher>();
   private readonly catchUp: CatchUp;
@@ -101,7 +106,6 @@ export class Cacher implements CatchUpHost {
   ) {
     this.options = resolveOptions(options);
     this.cache = new WatchCache(store, this.options);
-    this.readCache = new ReadCache(store, this.cache);
     this.metrics = createMetrics(this.options.registry, this.options.metricPrefix);
     this.catchUp = new CatchUp(this);
     const o = this.options;
@@ -146,7 +150,7 @@ export class Cacher implements CatchUpHost {
         detail: 'startRevision must be an integer >= 0',
       });
     }
-    const w = this.newWatcher(opts, encoder, extra.watchId ?? 0);
+    const w = this.newWatcher(opts, encoder, extra.watchId ?? 0, extra.field ?? null);
     if (extra.createdFrame) w.enqueueControl(extra.createdFrame(this.cache.revision));
     this.watchers.add(w);
     this.metrics.watchers.inc();
@@ -175,11 +179,6 @@ export class Cacher implements CatchUpHost {
   /** An in-process watch as an async iterator (see in-process.ts). */
   watchIterator(opts: WatchOptions): WatchIterator {
     return new WatchIterator(this, opts);
-  }
-
-  /** Current objects under `prefix`, at the cache's revision or at `revision` in the window. */
-  list(prefix: Bytes | string, revision?: number): Promise<ListResult> {
-    return this.readCache.list(prefix, revision);
   }
 
   /** Resolves once the cache has reached `revision` (ERR_CACHE_NOT_FRESH after the timeout). */
@@ -264,7 +263,7 @@ export class Cacher implements CatchUpHost {
       windowEvents: ring.events,
       windowBytes: ring.bytes,
       windowFrom: this.cache.windowFrom(),
-      matchWork: this.index.work,
+      matchWork: this.index.work + this.fieldIndex.work,
       slowBudgetMs: this.slow.available(),
     };
   }
@@ -274,12 +273,18 @@ export class Cacher implements CatchUpHost {
   joinSyncedUnsafe(w: AnyWatcher): void {
     w.state = WatcherState.SYNCED;
     w.interval = null;
-    this.index.add(w);
+    if (w.field === null) this.index.add(w);
+    else this.fieldIndex.add(w);
+  }
+
+  private unindexUnsafe(w: AnyWatcher): void {
+    if (w.field === null) this.index.remove(w);
+    else this.fieldIndex.remove(w);
   }
 
   finishUnsafe(w: AnyWatcher, cancellation: Cancellation): void {
     if (w.done) return;
-    if (w.state === WatcherState.SYNCED) this.index.remove(w);
+    if (w.state === WatcherState.SYNCED) this.unindexUnsafe(w);
     this.catchUp.remove(w);
     w.state = WatcherState.DONE;
     w.interval = null;
@@ -308,7 +313,6 @@ export class Cacher implements CatchUpHost {
   private onBatchUnsafe(batch: EventBatch): void {
     if (this.closed) return;
     this.cache.appendUnsafe(batch);
-    this.readCache.applyUnsafe(batch);
     this.scheduleTurn();
   }
 
@@ -393,17 +397,24 @@ export class Cacher implements CatchUpHost {
   private matchUnsafe(entry: WindowEntry): Dispatch {
     const events = entry.batch.events;
     const targets: AnyWatcher[] = [];
+    const fields = this.fieldIndex.size > 0;
     if (events.length === 1) {
-      this.index.forEachMatch(bytesToLatin1(events[0]!.kv.key), (w) => targets.push(w));
+      const key = bytesToLatin1(events[0]!.kv.key);
+      const visit = (w: AnyWatcher) => targets.push(w);
+      this.index.forEachMatch(key, visit);
+      if (fields) this.fieldIndex.forEachMatch(entry, 0, key, visit);
       return { entry, targets, candidates: null, pos: 0 };
     }
     const byWatcher = new Map<AnyWatcher, number[]>();
     for (let i = 0; i < events.length; i++) {
-      this.index.forEachMatch(bytesToLatin1(events[i]!.kv.key), (w) => {
+      const visit = (w: AnyWatcher) => {
         const list = byWatcher.get(w);
         if (list === undefined) byWatcher.set(w, [i]);
         else list.push(i);
-      });
+      };
+      const key = bytesToLatin1(events[i]!.kv.key);
+      this.index.forEachMatch(key, visit);
+      if (fields) this.fieldIndex.forEachMatch(entry, i, key, visit);
     }
     const candidates: (readonly number[] | null)[] = [];
     for (const [w, list] of byWatcher) {
@@ -449,20 +460,25 @@ export class Cacher implements CatchUpHost {
   private onResetUnsafe(revision: Revision): void {
     if (this.closed) return;
     this.cache.resetUnsafe(revision);
-    this.readCache.resetUnsafe();
     this.current = null;
     this.dispatchIndex = this.cache.ring.endIndex;
     this._dispatchedRevision = revision;
     this.catchUp.reset();
     for (const w of this.watchers) {
-      if (w.state === WatcherState.SYNCED) this.index.remove(w);
+      if (w.state === WatcherState.SYNCED) this.unindexUnsafe(w);
       this.catchUp.add(w);
     }
     this.scheduleTurn();
   }
 
-  private newWatcher<F>(opts: WatchOptions, encoder: FrameEncoder<F>, watchId: number): Watcher<F> {
-    const w = new Watcher<F>(watcherSpec(opts, WatcherId(this.nextId++), watchId, encoder));
+  private newWatcher<F>(
+    opts: WatchOptions,
+    encoder: FrameEncoder<F>,
+    watchId: number,
+    field: FieldSelection | null,
+  ): Watcher<F> {
+    const spec = watcherSpec(opts, WatcherId(this.nextId++), watchId, encoder);
+    const w = new Watcher<F>({ ...spec, field });
     w.lowWaterBytes = this.options.watcherBufferBytes;
     w.onDrained = () => this.onDrained(w as AnyWatcher);
     return w;

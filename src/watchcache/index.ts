@@ -24,11 +24,11 @@ export type { ObjectFrame } from './encoders/object.js';
 export { ObjectEncoder, objectEncoder, selectedEvents } from './encoders/object.js';
 export type { EtcdCreateRequest } from './etcd-session.js';
 export { EtcdWatchSession } from './etcd-session.js';
+export type { FieldSelection, IndexedField } from './field-index.js';
 export type { WatchCallback, WatchSubscription } from './in-process.js';
 export { WatchIterator, watchCallback } from './in-process.js';
 export type { WatchCacheOptions } from './options.js';
 export { realClock } from './options.js';
-export type { ListResult } from './read-cache.js';
 export type {
   Cancellation,
   EventView,

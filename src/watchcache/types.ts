@@ -117,7 +117,11 @@ export interface WatcherInfo {
  * splice the per-watcher part (an id in an envelope) around the shared bytes.
  */
 export interface FrameEncoder<F> {
-  /** Frames for the events `view` selects (non-empty). One frame unless fragmenting. */
+  /**
+   * Frames for the events `view` selects (the view is non-empty). One frame unless
+   * fragmenting; none when the encoder filters per watcher (a Kubernetes label selector) and
+   * keeps no event: the watcher still moves past the revision.
+   */
   eventFrames(entry: WindowEntry, view: EventView, watcher: WatcherInfo): readonly F[];
   /** A progress notification (etcd) or bookmark (Kubernetes) at `revision`. */
   progressFrame(revision: Revision, watcher: WatcherInfo): F;

@@ -13,6 +13,7 @@
 
 import { Revision } from '../store/types.js';
 import { bytesToLatin1, prefixEnd } from '../wire/bytes.js';
+import { type FieldIndexed, type FieldSelection, selectsEvent } from './field-index.js';
 import type { WindowInterval } from './interval.js';
 import { type KeyRangeKind, normalizeRange, rangeContains, toBytes } from './keys.js';
 import type {
@@ -54,6 +55,8 @@ export interface WatcherSpec<F> {
   noDelete: boolean;
   progressNotify: boolean;
   encoder: FrameEncoder<F>;
+  /** Found by a field's value (field-index.ts) rather than by key range alone. */
+  field?: FieldSelection | null;
 }
 
 /**
@@ -102,7 +105,7 @@ export interface Taken<F> {
   events: number;
 }
 
-export class Watcher<F> implements Indexed, WatcherInfo {
+export class Watcher<F> implements Indexed, FieldIndexed, WatcherInfo {
   readonly id: WatcherId;
   readonly watchId: number;
   readonly range: KeyRangeKind;
@@ -112,6 +115,7 @@ export class Watcher<F> implements Indexed, WatcherInfo {
   readonly noDelete: boolean;
   readonly progressNotify: boolean;
   readonly encoder: FrameEncoder<F>;
+  readonly field: FieldSelection | null;
 
   private _state: WatcherState = WatcherState.CATCHING_UP;
   private group: CatchUpGroup | null = null;
@@ -146,6 +150,7 @@ export class Watcher<F> implements Indexed, WatcherInfo {
     this.noDelete = spec.noDelete;
     this.progressNotify = spec.progressNotify;
     this.encoder = spec.encoder;
+    this.field = spec.field ?? null;
   }
 
   get state(): WatcherState {
@@ -187,8 +192,8 @@ export class Watcher<F> implements Indexed, WatcherInfo {
   }
 
   /**
-   * The events of `entry` this watcher gets: those in its range (unless the caller already
-   * knows, `inRange`) that its filters keep. `candidates` null means all events. Returns null
+   * The events of `entry` this watcher gets: those in its range and field selection (unless
+   * the caller already knows, `inRange`: the index found them) that its filters keep. `candidates` null means all events. Returns null
    * when nothing is left.
    */
   viewOf(
@@ -205,7 +210,9 @@ export class Watcher<F> implements Indexed, WatcherInfo {
       const ev = events[i]!;
       const keep =
         (ev.type === 'PUT' ? !this.noPut : !this.noDelete) &&
-        (inRange || rangeContains(this.range, bytesToLatin1(ev.kv.key)));
+        (inRange ||
+          (rangeContains(this.range, bytesToLatin1(ev.kv.key)) &&
+            (this.field === null || selectsEvent(this.field, entry, i))));
       if (keep) (kept ??= []).push(i);
       else all = false;
     }
@@ -218,6 +225,9 @@ export class Watcher<F> implements Indexed, WatcherInfo {
     const revision = entry.batch.revision;
     const count = view.indices === null ? entry.batch.events.length : view.indices.length;
     const frames = this.encoder.eventFrames(entry, view, this);
+    this.nextRevision = Revision(revision + 1);
+    // The encoder's own filter (a label selector) may keep none of the events.
+    if (frames.length === 0) return;
     for (let i = 0; i < frames.length; i++) {
       const frame = frames[i]!;
       // Count the events once, on the last fragment.
@@ -228,7 +238,6 @@ export class Watcher<F> implements Indexed, WatcherInfo {
         events: i === frames.length - 1 ? count : 0,
       });
     }
-    this.nextRevision = Revision(revision + 1);
     this.sentSinceTick = true;
     this.onReadable?.();
   }

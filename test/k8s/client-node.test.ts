@@ -182,7 +182,7 @@ t.test(
   'client-node makeInformer stays equal to the server through changes and a forced 410',
   async (t) => {
     // A short server-side watch timeout: client-node sends none, and must see its watch end.
-    const s = await serve(t, { windowEvents: 4, minWatchTimeoutMs: 400 });
+    const s = await serve(t, { windowMaxEvents: 4, minWatchTimeoutMs: 400 });
     const proxy = await TcpProxy.start(s.port);
     t.teardown(() => proxy.close());
     const direct = new KubeClient({ baseUrl: s.url }).resource(Resources.pods, 'default');

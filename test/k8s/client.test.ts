@@ -356,7 +356,7 @@ async function equalToServer<T extends KubeObject>(
 t.test(
   'informer stays equal to the server through changes and a forced 410 (connection reset)',
   async (t) => {
-    const s = await serve(t, { windowEvents: 4 });
+    const s = await serve(t, { windowMaxEvents: 4 });
     const proxy = await TcpProxy.start(s.port);
     t.teardown(() => proxy.close());
     const direct = new KubeClient({ baseUrl: s.url }).resource(Resources.pods, 'default');
@@ -421,7 +421,7 @@ t.test(
 t.test(
   'informer: clean watch ends resume from the last resourceVersion; held reconnect meets a 410',
   async (t) => {
-    const s = await serve(t, { windowEvents: 4, bookmarkIntervalMs: 100 });
+    const s = await serve(t, { windowMaxEvents: 4, bookmarkIntervalMs: 100 });
     const proxy = await TcpProxy.start(s.port);
     t.teardown(() => proxy.close());
     const direct = new KubeClient({ baseUrl: s.url }).resource(Resources.pods, 'default');

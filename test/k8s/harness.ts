@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { type KubeFace, type MountOptions, mountKubernetes } from '../../src/api/k8s/index.js';
-import type { Cacher } from '../../src/watchcache/index.js';
+import { Cacher } from '../../src/watchcache/index.js';
 import { StoreMember } from '../api/store-member.js';
 
 export interface KubeServer {
@@ -27,17 +27,21 @@ export async function startKube(
     maxRequestBytes?: number;
     /** A watch cache of the test's making (a stepped scheduler, say). */
     makeCacher?: (member: StoreMember) => Cacher;
+    /** A watch cache whose window holds this few events (watches then replay from the store). */
+    windowMaxEvents?: number;
   } = {},
 ): Promise<KubeServer> {
   const member = await StoreMember.open({ dir, maxRequestBytes: options.maxRequestBytes });
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const { makeCacher, ...mount } = options;
-  const kube = mountKubernetes(app, member, {
-    ...mount,
-    ...(makeCacher ? { cacher: makeCacher(member) } : {}),
-  });
+  const { makeCacher, windowMaxEvents, ...mount } = options;
+  const cacher =
+    makeCacher?.(member) ??
+    (windowMaxEvents === undefined
+      ? undefined
+      : new Cacher(member.watchSource, { windowMaxEvents }));
+  const kube = mountKubernetes(app, member, { ...mount, ...(cacher ? { cacher } : {}) });
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });
@@ -63,6 +67,7 @@ export async function startKube(
     },
     async close() {
       await kube.close();
+      cacher?.close();
       await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());

@@ -8,6 +8,7 @@
 import { connect } from 'node:net';
 import t, { type Test } from 'tap';
 import WebSocket from 'ws';
+import { kubeWatchStats } from '../../src/api/k8s/watch/events.js';
 import { call, type KubeServer, pod, startKube } from './harness.js';
 import { openWatch, summary } from './watch-client.js';
 
@@ -106,8 +107,24 @@ t.test('a watch on one node is not offered other nodes events (index)', async (t
   others.close();
 });
 
+t.test('one decode and one encoded line per event, however many watchers', async (t) => {
+  const s = await withServer(t);
+  const ws = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      openWatch(s.url, i % 2 === 0 ? `${PODS}?watch=1` : '/api/v1/pods?watch=1'),
+    ),
+  );
+  t.ok(await waitUntil(() => s.kube.hub.watchers.size === 20), 'all watching');
+  const before = { ...kubeWatchStats };
+  await createOn(s, 'shared', 'n1');
+  for (const w of ws) t.ok(await w.waitFor((e) => e.length >= 1));
+  t.equal(kubeWatchStats.decoded - before.decoded, 1, 'decoded once (object cache included)');
+  t.equal(kubeWatchStats.lines - before.lines, 1, 'one ADDED line for all 20 watchers');
+  for (const w of ws) w.close();
+});
+
 t.test('too old resourceVersion: ERROR 410 event, then a clean end', async (t) => {
-  const s = await withServer(t, { windowEvents: 2 });
+  const s = await withServer(t, { windowMaxEvents: 2 });
   const first = await createOn(s, 'a', 'n1');
   for (let i = 0; i < 5; i++) {
     await call(s.url, 'PATCH', `${PODS}/a`, { metadata: { labels: { i: String(i) } } }, mergePatch);

@@ -36,10 +36,12 @@ export interface KubeOptions {
   freshTimeoutMs?: number;
   /** Server-side watch timeout when the client gives none: random in [min, 2×min). Default 30 min. */
   minWatchTimeoutMs?: number;
-  /** A watcher with more unread bytes than this is ended (its client resumes). Default 8 MiB. */
+  /**
+   * A watch stops taking events while its peer has this many bytes unread; they wait in the
+   * watch cache's bounded queue, whose slow-watcher policy then ends the watch (its client
+   * resumes). Default 8 MiB.
+   */
   watchMaxBufferedBytes?: number;
-  /** Decoded events kept for watch replay. Default 10,000. */
-  windowEvents?: number;
   /** Create the default namespaces (default, kube-system, kube-public, kube-node-lease). Default true. */
   createDefaultNamespaces?: boolean;
   /** Time source (ms). */
@@ -62,7 +64,6 @@ export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedK
     freshTimeoutMs: o.freshTimeoutMs ?? 3_000,
     minWatchTimeoutMs: o.minWatchTimeoutMs ?? 30 * 60_000,
     watchMaxBufferedBytes: o.watchMaxBufferedBytes ?? 8 * 1024 * 1024,
-    windowEvents: o.windowEvents ?? 10_000,
     createDefaultNamespaces: o.createDefaultNamespaces ?? true,
     now: o.now ?? Date.now,
   };

@@ -36,7 +36,7 @@ export interface KubeFace {
   readonly registry: KindRegistry;
   /** Register typed mutating and validating admission hooks here. */
   readonly admission: Admission;
-  /** The decoded object cache and watcher index (tests and benchmarks look inside). */
+  /** The decoded object cache and the open watches (tests and benchmarks look inside). */
   readonly hub: KubeHub;
   /** For the HTTP server's 'upgrade' event: websocket watches. False for other paths. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
@@ -62,9 +62,7 @@ export function mountKubernetes(
     return cacher;
   };
   const registry = new KindRegistry();
-  const hub = new KubeHub(member.watchSource, cacherOf, registry, {
-    windowEvents: resolved.windowEvents,
-  });
+  const hub = new KubeHub(member.watchSource, cacherOf, registry);
   const hooks = new Map<string, KindHooks>([[CRD_REF, crdHooks]]);
   const kube: Kube = {
     member,
@@ -103,7 +101,7 @@ export function mountKubernetes(
   };
   const ticker = setInterval(
     () =>
-      hub.watchers.tick(resolved.now(), hub.revision, {
+      hub.watchers.tick(resolved.now(), {
         keepaliveMs: resolved.keepaliveMs,
         bookmarkIntervalMs: resolved.bookmarkIntervalMs,
       }),

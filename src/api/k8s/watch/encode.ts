@@ -9,7 +9,7 @@ import { type IncludeObject, tableJson, tableRow } from '../../../k8s/table.js';
 import type { ResourceInfo } from '../../../k8s/types.js';
 import { apiVersionOf } from '../../../k8s/types.js';
 import type { CachedObject } from './cache.js';
-import type { KubeEvent } from './events.js';
+import { type KubeEvent, kubeWatchStats } from './events.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -30,6 +30,7 @@ export function jsonLine(e: KubeEvent, type: WatchEventType, info: ResourceInfo)
   const variant = `${type}|${apiVersionOf(info)}`;
   let line = e.lines.get(variant);
   if (line === undefined) {
+    kubeWatchStats.lines++;
     line = `{"type":"${type}","object":${eventObject(e, type).json(info)}}\n`;
     e.lines.set(variant, line);
   }

@@ -1,8 +1,16 @@
 /**
- * Decoded change events of the Kubernetes face, and the window of recent ones that a watch
- * from resourceVersion N replays without reading the store.
+ * Decoded change events of the Kubernetes face, as one more encoding of the watch cache's
+ * window entries: the first Kubernetes reader of an entry (a watcher's encoder, the field
+ * index, the face's object cache) decodes each of its events once and caches the result on
+ * the entry; every other reader of that entry shares the same objects and the same encoded
+ * lines (`lines`, see encode.ts). The cache dies with the entry's encodings.
  */
-import type { CachedObject } from './cache.js';
+
+import { bytesKey, parseKey } from '../../../k8s/keys.js';
+import type { KubeObject } from '../../../k8s/types.js';
+import type { Event } from '../../../store/types.js';
+import type { WindowEntry } from '../../../watchcache/index.js';
+import { CachedObject } from './cache.js';
 
 /** One change of one object, decoded once and shared by every watcher that gets it. */
 export interface KubeEvent {
@@ -22,60 +30,62 @@ export interface KubeEvent {
   deletedView?: CachedObject;
 }
 
-/**
- * The last `capacity` events in revision order. Entries only leave from the front; the
- * oldest revision still replayable is `firstRevision`: a watch from N can be served from
- * here when N + 1 >= firstRevision (every event after N is present).
- */
-export class EventWindow {
-  private buf: KubeEvent[] = [];
-  private head = 0;
-  /** Every event with revision >= this one is in the window (once it has been filled). */
-  private floor: number;
+export const refOf = (r: { group: string; resource: string }): string => `${r.group}/${r.resource}`;
 
-  constructor(
-    private readonly capacity: number,
-    startRevision: number,
-  ) {
-    this.floor = startRevision + 1;
-  }
+const decoder = new TextDecoder();
 
-  /** Restarts the window after a reload at `revision` (history before it is not here). */
-  reset(revision: number): void {
-    this.buf = [];
-    this.head = 0;
-    this.floor = revision + 1;
+/** Decodes a stored object; undefined for bytes this face did not write (not an object). */
+export function decodeValue(value: Uint8Array, rv: number): CachedObject | undefined {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(decoder.decode(value));
+  } catch {
+    return undefined;
   }
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return undefined;
+  const o = obj as KubeObject;
+  if (!o.metadata || typeof o.metadata !== 'object' || Array.isArray(o.metadata)) return undefined;
+  o.metadata.resourceVersion = String(rv);
+  return new CachedObject(o, rv);
+}
 
-  push(e: KubeEvent): void {
-    this.buf.push(e);
-    if (this.buf.length - this.head > this.capacity) {
-      const dropped = this.buf[this.head] as KubeEvent;
-      this.head++;
-      // Everything up to the dropped revision may now be partly gone.
-      this.floor = Math.max(this.floor, dropped.revision + 1);
-      if (this.head > 4096 && this.head * 2 > this.buf.length) {
-        this.buf = this.buf.slice(this.head);
-        this.head = 0;
-      }
-    }
-  }
+/** Counts of decoding and encoding work, so tests can show each event is done once. */
+export const kubeWatchStats = { decoded: 0, lines: 0 };
 
-  /** The lowest revision whose events are all in the window. */
-  get firstRevision(): number {
-    return this.floor;
-  }
+/** One store event as a Kubernetes change; null when it is not one (a foreign key or value). */
+export function decodeEvent(revision: number, ev: Event): KubeEvent | null {
+  kubeWatchStats.decoded++;
+  const key = bytesKey(ev.kv.key);
+  const parts = parseKey(key);
+  if (!parts) return null;
+  const obj = ev.type === 'PUT' ? decodeValue(ev.kv.value, revision) : undefined;
+  const old = ev.prevKv ? decodeValue(ev.prevKv.value, ev.prevKv.modRevision) : undefined;
+  if (!obj && !old) return null;
+  return {
+    revision,
+    ref: refOf(parts),
+    key,
+    namespace: parts.namespace,
+    name: parts.name,
+    obj,
+    old,
+    lines: new Map(),
+  };
+}
 
-  /** Events with revision > `after`, in order; undefined when some may be missing. */
-  after(after: number): KubeEvent[] | undefined {
-    if (after + 1 < this.floor) return undefined;
-    let lo = this.head;
-    let hi = this.buf.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.buf[mid] as KubeEvent).revision <= after) lo = mid + 1;
-      else hi = mid;
-    }
-    return this.buf.slice(lo);
+const EVENTS_KEY = 'k8s:events';
+
+/** Event `index` of `entry`, decoded on first use and cached on the entry. */
+export function kubeEventAt(entry: WindowEntry, index: number): KubeEvent | null {
+  let decoded = entry.encodings.get(EVENTS_KEY) as (KubeEvent | null | undefined)[] | undefined;
+  if (decoded === undefined) {
+    decoded = new Array(entry.batch.events.length);
+    entry.encodings.set(EVENTS_KEY, decoded);
   }
+  let e = decoded[index];
+  if (e === undefined) {
+    e = decodeEvent(entry.batch.revision, entry.batch.events[index]!);
+    decoded[index] = e;
+  }
+  return e;
 }

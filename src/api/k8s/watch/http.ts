@@ -12,7 +12,7 @@ import type { Kube, ResourceRequest } from '../context.js';
 import { type ListOptions, tooLargeResourceVersion } from '../list-options.js';
 import type { WatchFormat } from './encode.js';
 import { startWatch, type WatchStart } from './start.js';
-import type { KubeWatcher, WatchSink } from './watcher.js';
+import type { KubeWatch, WatchSink } from './watch.js';
 
 /** How long an ended stream may wait for a peer that does not read before it is dropped. */
 const DROP_UNREAD_AFTER_MS = 30_000;
@@ -60,7 +60,7 @@ export async function handleWatch(
   kube: Kube,
   rr: ResourceRequest,
   o: ListOptions,
-): Promise<KubeWatcher> {
+): Promise<KubeWatch> {
   const start = await prepareWatch(kube, rr, o);
   const { res } = rr;
   res.writeHead(200, {
@@ -75,6 +75,9 @@ export async function handleWatch(
       if (!ended) res.write(text);
     },
     bufferedBytes: () => res.writableLength,
+    onceDrain: (listener) => {
+      res.once('drain', listener);
+    },
     end: () => {
       if (ended) return;
       ended = true;

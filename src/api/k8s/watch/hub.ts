@@ -1,16 +1,16 @@
 /**
- * The Kubernetes face's view of the member's data: it follows every change under /registry/
- * through one in-process watcher of the watch cache (src/watchcache), decodes each object
- * once, keeps the decoded objects (lists are served from here) and a window of recent decoded
- * events (watches from a recent resourceVersion replay from here), and dispatches each event
- * to the Kubernetes watchers it may concern through an index by namespace, name and field
- * value (watchers.ts). The watch cache's own index is by key range, which cannot tell the
- * watchers of spec.nodeName=n1 from those of n2 on /registry/core/pods/: hence this layer.
+ * The Kubernetes face's view of the member's data: the decoded objects of every resource
+ * (lists, gets and the initial events of watches are served from here), kept at the watch
+ * cache's revision by one watcher of the watch cache (src/watchcache) on /registry/. Its
+ * encoder takes the decoded events that the entry's other Kubernetes readers share (events.ts),
+ * so an event is parsed once for the object cache and every Kubernetes watcher together. The
+ * watches themselves are watchers of the watch cache too (start.ts, watch.ts); the hub only
+ * keeps the set of them.
  *
  * Consistency: `revision` is the last revision applied to the decoded caches. Everything the
  * hub exposes is the state at exactly that revision, and it only moves inside `applyBatch`,
- * which runs synchronously. So a caller that reads the caches and registers a watcher in the
- * same turn sees a state and an event stream that fit together with no gap.
+ * which runs synchronously. So a caller that reads the caches and starts a watcher at the next
+ * revision in the same turn sees a state and an event stream that fit together with no gap.
  */
 
 import {
@@ -22,60 +22,74 @@ import {
 } from '../../../k8s/keys.js';
 import type { KindRegistry } from '../../../k8s/registry.js';
 import type { KubeObject } from '../../../k8s/types.js';
-import type { EventBatch, KeyValue, WatchableStore } from '../../../store/types.js';
-import type { Cacher, WatchResponse, WatchSubscription } from '../../../watchcache/index.js';
-import { CachedObject, ResourceCache } from './cache.js';
-import { EventWindow, type KubeEvent } from './events.js';
-import { WatcherIndex } from './watchers.js';
+import type { KeyValue, WatchableStore } from '../../../store/types.js';
+import type {
+  Cacher,
+  Cancellation,
+  EventView,
+  FrameEncoder,
+  Watcher,
+  WindowEntry,
+} from '../../../watchcache/index.js';
+import { type CachedObject, ResourceCache } from './cache.js';
+import { decodeValue, type KubeEvent, kubeEventAt, refOf } from './events.js';
+import { KubeWatches } from './watch.js';
 
-export interface HubOptions {
-  /** Decoded events kept for replay. Default 10,000. */
-  windowEvents?: number;
-}
-
-const decoder = new TextDecoder();
-
-/** Decodes a stored object; undefined for bytes this face did not write (not an object). */
-export function decodeValue(value: Uint8Array, rv: number): CachedObject | undefined {
-  let obj: unknown;
-  try {
-    obj = JSON.parse(decoder.decode(value));
-  } catch {
-    return undefined;
-  }
-  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return undefined;
-  const o = obj as KubeObject;
-  if (!o.metadata || typeof o.metadata !== 'object' || Array.isArray(o.metadata)) return undefined;
-  o.metadata.resourceVersion = String(rv);
-  return new CachedObject(o, rv);
-}
-
-export const refOf = (r: { group: string; resource: string }): string => `${r.group}/${r.resource}`;
+export { decodeValue, refOf } from './events.js';
 
 type Waiter = { revision: number; resolve: () => void };
 
+/** What the hub's own watcher of the cache receives. */
+type HubFrame =
+  | {
+      readonly kind: 'events';
+      readonly revision: number;
+      readonly events: readonly KubeEvent[];
+      readonly bytes: number;
+    }
+  | { readonly kind: 'progress' }
+  | { readonly kind: 'canceled'; readonly cancellation: Cancellation };
+
+/** The decoded events of a revision, shared with every other Kubernetes reader of the entry. */
+const hubEncoder: FrameEncoder<HubFrame> = {
+  eventFrames(entry: WindowEntry, view: EventView): readonly HubFrame[] {
+    const n = view.indices === null ? entry.batch.events.length : view.indices.length;
+    const events: KubeEvent[] = [];
+    let bytes = 0;
+    for (let j = 0; j < n; j++) {
+      const i = view.indices === null ? j : view.indices[j]!;
+      const e = kubeEventAt(entry, i);
+      if (e === null) continue;
+      events.push(e);
+      const ev = entry.batch.events[i]!;
+      bytes += ev.kv.value.length + (ev.prevKv?.value.length ?? 0);
+    }
+    if (events.length === 0) return [];
+    return [{ kind: 'events', revision: entry.batch.revision, events, bytes }];
+  },
+  progressFrame: () => ({ kind: 'progress' }),
+  canceledFrame: (cancellation) => ({ kind: 'canceled', cancellation }),
+  frameBytes: (f) => 64 + (f.kind === 'events' ? f.bytes : 0),
+};
+
 export class KubeHub {
   private readonly caches = new Map<string, ResourceCache>();
-  readonly window: EventWindow;
-  readonly watchers: WatcherIndex;
+  /** Every open Kubernetes watch (for the ticker and for closing them). */
+  readonly watchers = new KubeWatches();
   private rev = 0;
   private loaded = false;
   private stopped = false;
   private loading: Promise<void> | undefined;
   private waiters: Waiter[] = [];
   private readonly batchListeners = new Set<(events: readonly KubeEvent[]) => void>();
-  private subscription: WatchSubscription | undefined;
+  private follower: Watcher<HubFrame> | undefined;
   private unsubscribeReset: (() => void) | undefined;
 
   constructor(
     private readonly source: WatchableStore,
     private readonly cacherOf: () => Cacher,
     private readonly registry: KindRegistry,
-    options: HubOptions = {},
-  ) {
-    this.window = new EventWindow(options.windowEvents ?? 10_000, 0);
-    this.watchers = new WatcherIndex();
-  }
+  ) {}
 
   /** The revision the caches are at. */
   get revision(): number {
@@ -90,7 +104,7 @@ export class KubeHub {
 
   stop(): void {
     this.stopped = true;
-    this.subscription?.cancel();
+    this.unfollow();
     this.unsubscribeReset?.();
     this.watchers.closeAll();
     for (const w of this.waiters) w.resolve();
@@ -112,8 +126,7 @@ export class KubeHub {
 
   private async load(): Promise<void> {
     this.loaded = false;
-    this.subscription?.cancel();
-    this.subscription = undefined;
+    this.unfollow();
     this.watchers.closeAll();
     const r = await this.source.range({
       key: keyBytes(REGISTRY_PREFIX),
@@ -123,30 +136,52 @@ export class KubeHub {
     this.caches.clear();
     for (const kv of r.kvs) this.loadKv(kv);
     this.rev = r.revision;
-    this.window.reset(r.revision);
     this.loaded = true;
     this.follow(r.revision + 1);
     this.wake();
   }
 
-  /** Subscribes to the watch cache from `from` (inclusive). */
+  /** Follows the watch cache from `from` (inclusive), one turn after frames are queued. */
   private follow(from: number): void {
-    this.subscription = this.cacherOf().watch(
+    const cacher = this.cacherOf();
+    const w = cacher.addWatcher(
       { key: REGISTRY_PREFIX, prefix: true, startRevision: from, prevKv: true },
-      (r) => this.onResponse(r),
+      hubEncoder,
     );
+    this.follower = w;
+    let scheduled = false;
+    const drain = () => {
+      scheduled = false;
+      if (this.follower !== w) return;
+      for (const f of cacher.take(w, Number.POSITIVE_INFINITY).frames) this.onFrame(f);
+    };
+    w.onReadable = () => {
+      if (scheduled) return;
+      scheduled = true;
+      cacher.options.scheduler(drain);
+    };
+    if (w.queuedFrames > 0) w.onReadable();
   }
 
-  private onResponse(r: WatchResponse): void {
-    if (this.stopped) return;
-    if (r.type === 'events') {
-      if (r.revision <= this.rev) return;
-      this.applyBatch({ revision: r.revision, events: r.events });
+  private unfollow(): void {
+    const w = this.follower;
+    if (w === undefined) return;
+    this.follower = undefined;
+    w.onReadable = null;
+    this.cacherOf().cancel(w);
+  }
+
+  private onFrame(f: HubFrame): void {
+    if (this.stopped || this.follower === undefined) return;
+    if (f.kind === 'events') {
+      if (f.revision <= this.rev) return;
+      this.applyBatch(f.revision, f.events);
       this.wake();
       return;
     }
-    if (r.type !== 'canceled') return;
-    const c = r.cancellation;
+    if (f.kind !== 'canceled') return;
+    const c = f.cancellation;
+    this.follower = undefined;
     // Fell behind or failed: resume exactly where we are. Anything else: start over.
     if (c.reason === 'SLOW' || c.reason === 'FAILED') this.follow(this.rev + 1);
     else if (c.reason === 'COMPACTED') void this.reload();
@@ -177,33 +212,14 @@ export class KubeHub {
     return c;
   }
 
-  /** Applies one revision: caches, window, dispatch, listeners. Synchronous by contract. */
-  private applyBatch(batch: EventBatch): void {
-    const events: KubeEvent[] = [];
-    for (const ev of batch.events) {
-      const key = bytesKey(ev.kv.key);
-      const parts = parseKey(key);
-      if (!parts) continue;
-      const ref = refOf(parts);
-      const cache = this.cacheFor(ref, parts.group);
-      const obj = ev.type === 'PUT' ? decodeValue(ev.kv.value, batch.revision) : undefined;
-      const old = obj ? cache.set(key, obj) : cache.delete(key);
-      if (!obj && !old) continue;
-      const e: KubeEvent = {
-        revision: batch.revision,
-        ref,
-        key,
-        namespace: parts.namespace,
-        name: parts.name,
-        obj,
-        old,
-        lines: new Map(),
-      };
-      events.push(e);
-      this.window.push(e);
+  /** Applies one revision: caches, then listeners. Synchronous by contract. */
+  private applyBatch(revision: number, events: readonly KubeEvent[]): void {
+    for (const e of events) {
+      const cache = this.cacheFor(e.ref);
+      if (e.obj) cache.set(e.key, e.obj);
+      else cache.delete(e.key);
     }
-    this.rev = batch.revision;
-    for (const e of events) this.watchers.dispatch(e, this.caches.get(e.ref));
+    this.rev = revision;
     if (events.length > 0) for (const l of this.batchListeners) l(events);
   }
 

@@ -1,6 +1,6 @@
 /**
- * Starting a Kubernetes watch, independent of the
- * transport (HTTP chunked stream or websocket):
+ * Starting a Kubernetes watch, independent of the transport (HTTP chunked stream or
+ * websocket):
  *
  *   resourceVersion "" or "0" (sendInitialEvents unset or true): a synthetic ADDED for every
  *     object that matches now, then live events;
@@ -9,35 +9,30 @@
  *     k8s.io/initial-events-end, at the revision they describe;
  *   N older than the history kept: one ERROR event (410 Expired), then a clean end.
  *
- * The watcher is registered and the snapshot (or the window's replay) taken in the same
- * turn, so the snapshot at revision R0 and the live events after R0 fit with no gap.
+ * The synthetic events come from the face's object cache at its revision R0 and the watch
+ * cache's watcher starts at R0 + 1 in the same turn, so they fit with no gap. Everything after
+ * that is the watch cache's: catch-up from its window or else the store's history, the live
+ * stream, progress, and the slow-watcher policy. The watcher's key range is the collection (or
+ * the one object a metadata.name selects); an equality on an indexed field (spec.nodeName)
+ * puts it in the cache's field index, so it is offered only its own value's events.
  */
 
-import type { ObjectFilter } from '../../../k8s/filter.js';
-import { bytesKey, collectionPrefix, parseKey } from '../../../k8s/keys.js';
-import { expired } from '../../../k8s/status.js';
-import type { ResourceInfo } from '../../../k8s/types.js';
-import type { EventBatch } from '../../../store/types.js';
-import type { Cacher } from '../../../watchcache/index.js';
-import { errorLine, objectLine, type WatchFormat } from './encode.js';
-import type { KubeEvent } from './events.js';
-import { decodeValue, type KubeHub, refOf } from './hub.js';
+import { collectionPrefix, objectKey } from '../../../k8s/keys.js';
+import type { Cacher, FieldSelection } from '../../../watchcache/index.js';
+import { bookmarkLine, objectLine } from './encode.js';
+import { indexedField } from './encoder.js';
+import { refOf } from './events.js';
+import type { KubeHub } from './hub.js';
 import { selectObjects } from './select.js';
-import { KubeWatcher, type WatchSink } from './watcher.js';
+import type { KubeWatch, WatchFrom, WatchSettings, WatchSink } from './watch.js';
 
-export interface WatchStart {
-  info: ResourceInfo;
-  filter: ObjectFilter;
-  format: WatchFormat;
+export interface WatchStart extends WatchSettings {
   /** Send the current state first (synthetic ADDED), or replay after `afterRevision`. */
   initialEvents: boolean;
   /** With initialEvents: end them with the initial-events-end bookmark. */
   initialEventsBookmark: boolean;
   /** Without initialEvents: deliver changes with revision > this (the request's N). */
   afterRevision: number;
-  bookmarks: boolean;
-  deadlineMs: number;
-  maxBufferedBytes: number;
 }
 
 export function startWatch(
@@ -46,119 +41,37 @@ export function startWatch(
   s: WatchStart,
   sink: WatchSink,
   now: () => number,
-): KubeWatcher {
-  const w = new KubeWatcher(
-    s.info,
-    s.filter,
-    s.format,
-    sink,
-    { bookmarks: s.bookmarks, maxBufferedBytes: s.maxBufferedBytes, deadlineMs: s.deadlineMs },
-    now,
-  );
-  hub.watchers.add(w);
-  const r0 = hub.revision;
+): KubeWatch {
+  const w = hub.watchers.open(cacher, s, sink, now);
+  let startRevision = s.afterRevision + 1;
   if (s.initialEvents) {
+    const r0 = hub.revision;
     writeInitial(hub, w, s, now());
-    if (s.initialEventsBookmark) w.bookmark(r0, true);
-    w.goLive(r0);
-    return w;
+    if (s.initialEventsBookmark) w.writeNow(bookmarkLine(s.info, r0, true));
+    startRevision = r0 + 1;
   }
-  const ref = refOf(s.info);
-  const recent = hub.window.after(s.afterRevision);
-  if (recent) {
-    for (const e of recent) if (e.ref === ref) w.deliver(e);
-    w.goLive(r0);
-    return w;
-  }
-  replayFromCache(cacher, w, s, r0);
+  w.follow({ ...watchRange(s), startRevision });
   return w;
 }
 
-function writeInitial(hub: KubeHub, w: KubeWatcher, s: WatchStart, nowMs: number): void {
+/** The cache watcher's range and field selection for a watch's filter. */
+function watchRange(s: WatchStart): Omit<WatchFrom, 'startRevision'> {
+  const { info, filter } = s;
+  const namespace = info.scope === 'Namespaced' ? filter.namespace : undefined;
+  const hint = filter.hint;
+  if (hint?.field === 'metadata.name' && (namespace !== undefined || info.scope === 'Cluster')) {
+    return { key: objectKey(info, namespace ?? '', hint.value), prefix: false, field: undefined };
+  }
+  const f = hint ? indexedField(info, hint.field) : undefined;
+  const field: FieldSelection | undefined = f && hint ? { field: f, value: hint.value } : undefined;
+  return { key: collectionPrefix(info, namespace), prefix: true, field };
+}
+
+function writeInitial(hub: KubeHub, w: KubeWatch, s: WatchStart, nowMs: number): void {
   const cache = hub.cacheFor(refOf(s.info), s.info.group);
+  const isTable = s.format.kind === 'table';
   for (const [, entry] of selectObjects(cache, s.info, s.filter)) {
-    const isTable = s.format.kind === 'table';
-    w.writeLine(objectLine('ADDED', entry, s.info, s.format, !w.tableColumnsSent, nowMs), isTable);
+    w.writeNow(objectLine('ADDED', entry, s.info, s.format, !w.columnsSent, nowMs));
+    if (isTable) w.markColumnsSent();
   }
-}
-
-/** Decodes one batch of the store's history into events of one resource. */
-function decodeBatch(batch: Pick<EventBatch, 'revision' | 'events'>, ref: string): KubeEvent[] {
-  const out: KubeEvent[] = [];
-  for (const ev of batch.events) {
-    const key = bytesKey(ev.kv.key);
-    const parts = parseKey(key);
-    if (!parts || refOf(parts) !== ref) continue;
-    const obj = ev.type === 'PUT' ? decodeValue(ev.kv.value, batch.revision) : undefined;
-    const old = ev.prevKv ? decodeValue(ev.prevKv.value, ev.prevKv.modRevision) : undefined;
-    if (!obj && !old) continue;
-    out.push({
-      revision: batch.revision,
-      ref,
-      key,
-      namespace: parts.namespace,
-      name: parts.name,
-      obj,
-      old,
-      lines: new Map(),
-    });
-  }
-  return out;
-}
-
-/**
- * Replays (N, r0] through a watcher of the watch cache (its window, or the store's history
- * behind it), then lets the queued live events through. The cache watcher is dropped once it
- * has covered r0; progress requests tell when that is if no event of ours comes after r0.
- */
-function replayFromCache(cacher: Cacher, w: KubeWatcher, s: WatchStart, r0: number): void {
-  const ref = refOf(s.info);
-  if (s.afterRevision >= r0) {
-    w.goLive(r0);
-    return;
-  }
-  const prefix = collectionPrefix(
-    s.info,
-    s.info.scope === 'Namespaced' ? s.filter.namespace : undefined,
-  );
-  let done = false;
-  let poll: NodeJS.Timeout | undefined;
-  const finish = (live: boolean) => {
-    if (done) return;
-    done = true;
-    if (poll) clearInterval(poll);
-    sub.cancel();
-    if (live) w.goLive(r0);
-  };
-  const sub = cacher.watch(
-    { key: prefix, prefix: true, startRevision: s.afterRevision + 1, prevKv: true },
-    (resp) => {
-      if (done) return;
-      if (w.state === 'closed') return finish(false);
-      if (resp.type === 'events') {
-        if (resp.revision > r0) return finish(true);
-        for (const e of decodeBatch(resp, ref)) w.deliver(e);
-        if (resp.revision === r0) finish(true);
-        return;
-      }
-      if (resp.type === 'progress') {
-        if (resp.revision >= r0) finish(true);
-        return;
-      }
-      const c = resp.cancellation;
-      finish(false);
-      if (c.reason === 'COMPACTED') {
-        const oldest = Math.max(0, c.compactRevision - 1);
-        w.writeLine(
-          errorLine(expired(`too old resource version: ${s.afterRevision} (${oldest})`).status),
-        );
-      }
-      w.close();
-    },
-  );
-  poll = setInterval(() => {
-    if (!done) sub.requestProgress();
-  }, 5);
-  poll.unref();
-  sub.requestProgress();
 }

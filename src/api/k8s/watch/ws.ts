@@ -16,7 +16,7 @@ import { isKubernetesPath, parsePath } from '../paths.js';
 import { resolveResource } from '../server.js';
 import { prepareWatch } from './http.js';
 import { startWatch } from './start.js';
-import type { WatchSink } from './watcher.js';
+import type { WatchSink } from './watch.js';
 
 const PROTOCOLS = ['binary.k8s.io', 'base64.binary.k8s.io'];
 
@@ -31,8 +31,27 @@ function refuse(socket: Duplex, err: unknown): void {
   );
 }
 
+/**
+ * Each line (one event) is one message. The stream's frames may carry several lines (one
+ * revision's events): they are split here. Drain: the websocket has no drain event, so the
+ * listeners run when the last message sent so far has been written to the socket.
+ */
 function wsSink(ws: WebSocket): WatchSink {
   const mode = ws.protocol;
+  let inFlight = 0;
+  let drainListeners: (() => void)[] = [];
+  const sent = () => {
+    if (--inFlight > 0 || drainListeners.length === 0) return;
+    const ls = drainListeners;
+    drainListeners = [];
+    for (const l of ls) l();
+  };
+  const sendLine = (msg: string) => {
+    inFlight++;
+    if (mode === 'binary.k8s.io') ws.send(Buffer.from(msg), { binary: true }, sent);
+    else if (mode === 'base64.binary.k8s.io') ws.send(Buffer.from(msg).toString('base64'), sent);
+    else ws.send(msg, sent);
+  };
   return {
     write(text) {
       if (ws.readyState !== ws.OPEN) return;
@@ -40,12 +59,19 @@ function wsSink(ws: WebSocket): WatchSink {
         ws.ping();
         return;
       }
-      const msg = text.endsWith('\n') ? text.slice(0, -1) : text;
-      if (mode === 'binary.k8s.io') ws.send(Buffer.from(msg), { binary: true });
-      else if (mode === 'base64.binary.k8s.io') ws.send(Buffer.from(msg).toString('base64'));
-      else ws.send(msg);
+      let start = 0;
+      while (start < text.length) {
+        let end = text.indexOf('\n', start);
+        if (end < 0) end = text.length;
+        if (end > start) sendLine(text.slice(start, end));
+        start = end + 1;
+      }
     },
     bufferedBytes: () => ws.bufferedAmount,
+    onceDrain(listener) {
+      if (inFlight === 0) queueMicrotask(listener);
+      else drainListeners.push(listener);
+    },
     end() {
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(1000);
     },
