@@ -121,6 +121,10 @@ const SCHEMAS = {
     isLearner: BOOL,
   }),
   memberId: message({ ID: UINT64 }),
+  memberUpdate: message({
+    ID: UINT64,
+    peerURLs: arrayOf({ type: 'string', description: 'a URL' }),
+  }),
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;

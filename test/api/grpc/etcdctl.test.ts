@@ -153,7 +153,7 @@ t.test(
       t.match(r.stderr, 'etcdserver: mvcc: required revision has been compacted');
     });
 
-    t.test('member list, add, remove', async (t) => {
+    t.test('member list, add, update, remove', async (t) => {
       t.match(
         await ok(ep, ['member', 'list']),
         /^[0-9a-f]+, started, m1, http:\/\/127\.0\.0\.1:1, http:\/\/127\.0\.0\.1:\d+, false\n$/,
@@ -171,6 +171,28 @@ t.test(
         await ok(ep, ['member', 'list']),
         new RegExp(`${id}, unstarted, , http://127.0.0.1:9, , true`),
       );
+      t.match(
+        await ok(ep, ['member', 'update', id!, '--peer-urls=http://127.0.0.1:10']),
+        new RegExp(`^Member\\s+${id} updated in cluster\\s+[0-9a-f]+\\n$`),
+      );
+      t.match(
+        await ok(ep, ['member', 'list']),
+        new RegExp(`${id}, unstarted, , http://127.0.0.1:10, , true`),
+      );
+      const json = JSON.parse(
+        await ok(ep, ['member', 'update', id!, '--peer-urls=http://127.0.0.1:11', '-w', 'json']),
+      );
+      // IDs are 64-bit: JSON.parse rounds them, so find the member by its new URL.
+      t.ok(
+        json.members.some(
+          (x: { peerURLs?: string[] }) => x.peerURLs?.join() === 'http://127.0.0.1:11',
+        ),
+        'the json answer lists the new URL',
+      );
+      t.ok(json.header.cluster_id, 'with the header');
+      const refused = await ctl(ep, ['member', 'update', 'abc', '--peer-urls=http://127.0.0.1:12']);
+      t.not(refused.code, 0);
+      t.match(refused.stderr, 'etcdserver: member not found');
       t.match(
         await ok(ep, ['member', 'remove', id!]),
         new RegExp(`Member\\s+${id} removed from cluster`),
