@@ -19,7 +19,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AccessOptions } from '../api/access.js';
-import { createGrpcFace, type GrpcFace } from '../api/grpc/server.js';
+import { createGrpcFace, type GrpcFace, type GrpcKeepalive } from '../api/grpc/server.js';
 import { type ApiOptions, createEtcdApi } from '../api/index.js';
 import { sendError } from '../api/respond.js';
 import { EtceteraError } from '../errors.js';
@@ -48,7 +48,11 @@ export interface ClientFace {
 export function apiFace(
   member: MemberApi,
   logger: Logger,
-  options: { access?: AccessOptions; watch?: ApiOptions['watch'] } = {},
+  options: {
+    access?: AccessOptions;
+    watch?: ApiOptions['watch'];
+    grpc?: { maxConcurrentStreams?: number; keepalive?: GrpcKeepalive };
+  } = {},
 ): ClientFace {
   const api = createEtcdApi(member, {
     logger,
@@ -57,7 +61,7 @@ export function apiFace(
     access: options.access,
     watch: options.watch,
   });
-  const grpc = createGrpcFace(member, { logger });
+  const grpc = createGrpcFace(member, { logger, ...options.grpc });
   return {
     handler: api.app,
     upgrade: (req, socket, head) => {

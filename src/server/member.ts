@@ -159,6 +159,14 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       apiFace(this, this.logger, {
         access: { corsOrigins: cors, hostWhitelist, clientHosts },
         watch: { maxWatchesPerStream: this.config.maxWatchesPerStream },
+        grpc: {
+          maxConcurrentStreams: this.config.maxConcurrentStreams,
+          keepalive: {
+            minTimeMs: this.config.grpcKeepaliveMinTimeMs,
+            intervalMs: this.config.grpcKeepaliveIntervalMs,
+            timeoutMs: this.config.grpcKeepaliveTimeoutMs,
+          },
+        },
       }),
     );
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
