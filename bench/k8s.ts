@@ -80,6 +80,7 @@ function benchMember(store: EmbeddedStore): MemberApi {
     memberAdd: unsupported,
     memberRemove: unsupported,
     memberPromote: unsupported,
+    memberUpdate: unsupported,
     status: unsupported,
     health: () => ({ health: true, reason: '' }),
     watchSource: store,

@@ -1,6 +1,6 @@
 /**
  * The client CLI, for people without etcdctl: `etcetera get|put|del|txn|watch|lease|compact|
- * member list|endpoint status|health|hashkv|defrag|alarm list|disarm|move-leader|snapshot
+ * member list|update|endpoint status|health|hashkv|defrag|alarm list|disarm|move-leader|snapshot
  * save|status`, over gRPC (or the JSON API with
  * `--transport json`), with etcdctl's flags that matter and its simple, json and table
  * output (src/client/etcdctl-output.ts).
@@ -16,6 +16,7 @@ import {
   formatLeaseGrant,
   formatLeases,
   formatMembers,
+  formatMemberUpdate,
   formatMoveLeader,
   formatPut,
   formatSnapshotStatus,
@@ -375,9 +376,29 @@ async function keepAlive(ctx: Ctx, id: bigint): Promise<number> {
 // --- cluster --------------------------------------------------------------------------------
 
 async function cmdMember(ctx: Ctx): Promise<number> {
-  if (ctx.args.positionals[0] !== 'list') throw usageError('member command supports: list');
-  const r = await ctx.client.memberList();
-  ctx.print(formatMembers(r.header, r.members, ctx.format));
+  const [sub, ...args] = ctx.args.positionals;
+  if (sub === 'list') {
+    const r = await ctx.client.memberList();
+    ctx.print(formatMembers(r.header, r.members, ctx.format));
+    return EXIT.ok;
+  }
+  if (sub === 'update') return memberUpdate(ctx, args);
+  throw usageError('member command supports: list, update');
+}
+
+/** `member update <hex ID> --peer-urls=u1,u2`, with etcdctl's checks and messages. */
+async function memberUpdate(ctx: Ctx, args: string[]): Promise<number> {
+  const [hex, extra] = args;
+  if (hex === undefined || extra !== undefined) throw usageError('member ID is not provided');
+  if (!/^[0-9a-fA-F]{1,16}$/.test(hex))
+    throw usageError(
+      `bad member ID arg (strconv.ParseUint: parsing ${JSON.stringify(hex)}: invalid syntax), expecting ID in Hex`,
+    );
+  const urls = ctx.args.flags.get('peer-urls') ?? '';
+  if (urls === '') throw usageError('member peer urls not provided');
+  const id = BigInt(`0x${hex}`).toString();
+  const r = await ctx.client.memberUpdate(id, urls.split(','));
+  ctx.print(formatMemberUpdate(id, r.header, r.members, ctx.format));
   return EXIT.ok;
 }
 

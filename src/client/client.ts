@@ -200,6 +200,12 @@ export class Client {
     return { header: decodeHeader(r.header), members: members(r) };
   }
 
+  /** Replaces a member's peer URLs (etcd's MemberUpdate); answers the new member list. */
+  async memberUpdate(memberId: string, peerURLs: string[]): Promise<MemberListResponse> {
+    const r = await this.wire.unary('Cluster.MemberUpdate', { ID: memberId, peerURLs });
+    return { header: decodeHeader(r.header), members: members(r) };
+  }
+
   async status(): Promise<StatusResponse> {
     const r = await this.wire.unary('Maintenance.Status', {}, true);
     return {

@@ -418,6 +418,19 @@ export function formatHashKv(
   return rows.map((r) => r.join(', '));
 }
 
+/** `member update`: etcdctl prints both IDs as %16x (space-padded hex). */
+export function formatMemberUpdate(
+  id: string,
+  header: ResponseHeader,
+  members: Member[],
+  f: OutputFormat,
+): string[] {
+  if (f === 'table') throw new UnsupportedFormat(f);
+  if (f === 'json') return formatMembers(header, members, f);
+  const pad = (d: string) => hexId(d).padStart(16, ' ');
+  return [`Member ${pad(id)} updated in cluster ${pad(header.clusterId)}`];
+}
+
 export function formatMoveLeader(
   from: string,
   to: string,

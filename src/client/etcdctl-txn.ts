@@ -33,6 +33,7 @@ const VALUE_FLAGS = new Set([
   'lease',
   'command-timeout',
   'dial-timeout',
+  'peer-urls',
 ]);
 
 export function usageError(message: string): ClientError {

@@ -24,6 +24,7 @@ export const UNARY_PATHS = {
   'Cluster.MemberRemove': '/v3/cluster/member/remove',
   'Cluster.MemberList': '/v3/cluster/member/list',
   'Cluster.MemberPromote': '/v3/cluster/member/promote',
+  'Cluster.MemberUpdate': '/v3/cluster/member/update',
   'Maintenance.Status': '/v3/maintenance/status',
   'Maintenance.Alarm': '/v3/maintenance/alarm',
   'Maintenance.Defragment': '/v3/maintenance/defragment',

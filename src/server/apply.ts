@@ -3,7 +3,8 @@
  *
  * Invariant: the store's applied index equals Raft's applied index. Every entry becomes
  * exactly one store command at its log index: a command entry its command, and everything
- * else (a new leader's empty entry, a membership change, an attribute publish) a `noop`, so
+ * else (a new leader's empty entry, a membership change, a peer URL update, an attribute
+ * publish) a `noop`, so
  * a restart replays exactly the entries after the store's applied index.
  *
  * Order within one batch: membership and attribute updates go to the registry first (one
@@ -38,6 +39,8 @@ export interface MembershipListener {
   onConfChange(cc: ConfChange): void;
   /** The registry was replaced wholesale (snapshot install). */
   onRegistryReplaced(): void;
+  /** A member's peer URLs changed (member update), after the registry is saved. */
+  onPeerUrlsChanged(id: NodeId): void;
 }
 
 export interface ApplicationDeps {
@@ -57,6 +60,7 @@ export class MemberApplication implements RaftApplication {
   async apply(entries: readonly AppliedEntry[]): Promise<ApplyOutcome[]> {
     const batch: ApplyEntry[] = [];
     const changes: ConfChange[] = [];
+    const updated: NodeId[] = [];
     let registryChanged = false;
     for (const e of entries) {
       let command = NOOP;
@@ -65,8 +69,9 @@ export class MemberApplication implements RaftApplication {
         registryChanged = true;
       } else if (e.data.length > 0) {
         const decoded = this.decode(e.data);
-        if (decoded.kind === 'attributes') registryChanged = true;
-        else command = decoded.command;
+        if (decoded.kind === 'command') command = decoded.command;
+        else registryChanged = true;
+        if (decoded.kind === 'peerUrls' && decoded.id !== undefined) updated.push(decoded.id);
       }
       batch.push({ command, index: e.index });
     }
@@ -80,15 +85,22 @@ export class MemberApplication implements RaftApplication {
       this.d.logger.warn({ ms: Math.round(ms), entries: batch.length }, 'slow apply');
     }
     for (const cc of changes) this.d.listener.onConfChange(cc);
+    for (const id of updated) this.d.listener.onPeerUrlsChanged(id);
     return outcomes;
   }
 
   /** An entry's meaning. A body that does not decode is applied as a no-op on every member. */
-  private decode(data: Uint8Array): { kind: 'command'; command: Command } | { kind: 'attributes' } {
+  private decode(
+    data: Uint8Array,
+  ):
+    | { kind: 'command'; command: Command }
+    | { kind: 'attributes' }
+    | { kind: 'peerUrls'; id: NodeId | undefined } {
     try {
       const entry = decodeEntry(data);
       if (entry.kind === EntryKind.COMMAND)
         return { kind: 'command', command: decodeCommand(entry.body) };
+      if (entry.kind === EntryKind.PEER_URLS) return this.applyPeerUrls(entry.body);
       const a = JSON.parse(Buffer.from(entry.body).toString('utf8')) as {
         id: number;
         name: string;
@@ -101,6 +113,25 @@ export class MemberApplication implements RaftApplication {
       this.d.logger.error({ err: String(e) }, 'undecodable entry applied as a no-op');
       return { kind: 'command', command: NOOP };
     }
+  }
+
+  /**
+   * A member update: the member's new peer URLs go into the registry (nothing when the
+   * member was removed meanwhile). `id` is the member changed, if any was.
+   */
+  private applyPeerUrls(body: Uint8Array): { kind: 'peerUrls'; id: NodeId | undefined } {
+    const u = JSON.parse(Buffer.from(body).toString('utf8')) as { id: unknown; peerURLs: unknown };
+    if (
+      typeof u.id !== 'number' ||
+      !Array.isArray(u.peerURLs) ||
+      u.peerURLs.length === 0 ||
+      !u.peerURLs.every((x) => typeof x === 'string')
+    )
+      throw new TypeError('a peer URL update needs an id and peer URLs');
+    const id = NodeId(u.id);
+    const changed = this.d.registry.updatePeerUrls(id, u.peerURLs as string[]);
+    if (changed) this.d.logger.info({ id: String(id), peerURLs: u.peerURLs }, 'member updated');
+    return { kind: 'peerUrls', id: changed ? id : undefined };
   }
 
   /**

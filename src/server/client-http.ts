@@ -19,10 +19,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AccessOptions } from '../api/access.js';
-import { createGrpcFace, type GrpcFace } from '../api/grpc/server.js';
+import { createGrpcFace, type GrpcFace, type GrpcKeepalive } from '../api/grpc/server.js';
 import { type ApiOptions, createEtcdApi } from '../api/index.js';
 import { sendError } from '../api/respond.js';
 import { EtceteraError } from '../errors.js';
+import { H2Preamble } from './h2-authority.js';
 import type { Logger } from './logger.js';
 import { listen } from './peer-http.js';
 import type { MemberApi } from './types.js';
@@ -48,7 +49,11 @@ export interface ClientFace {
 export function apiFace(
   member: MemberApi,
   logger: Logger,
-  options: { access?: AccessOptions; watch?: ApiOptions['watch'] } = {},
+  options: {
+    access?: AccessOptions;
+    watch?: ApiOptions['watch'];
+    grpc?: { maxConcurrentStreams?: number; keepalive?: GrpcKeepalive };
+  } = {},
 ): ClientFace {
   const api = createEtcdApi(member, {
     logger,
@@ -57,7 +62,7 @@ export function apiFace(
     access: options.access,
     watch: options.watch,
   });
-  const grpc = createGrpcFace(member, { logger });
+  const grpc = createGrpcFace(member, { logger, ...options.grpc });
   return {
     handler: api.app,
     upgrade: (req, socket, head) => {
@@ -194,10 +199,53 @@ function toHttp1(http: Server, socket: Socket, head: Buffer): void {
   socket.resume();
 }
 
-/** Hands a sniffed socket to node:http2 (via grpc-js), which takes buffered bytes first. */
+/** How long a client may take to answer the preamble's SETTINGS (h2-authority.ts). */
+export const PREAMBLE_ANSWER_MS = 10_000;
+/** How long after that answer the preamble waits for the first request. */
+export const PREAMBLE_REQUEST_MS = 200;
+
+/**
+ * Hands a sniffed socket to node:http2 (via grpc-js), which takes buffered bytes first, once
+ * the preamble (h2-authority.ts) has read up to the first request and fixed its :authority.
+ */
 function toH2c(grpc: GrpcFace, socket: Socket, head: Buffer): void {
-  socket.unshift(head);
-  grpc.injectConnection(socket);
+  const pre = new H2Preamble(HTTP2_PREFACE.length);
+  let timer: NodeJS.Timeout | undefined;
+  let answered = false;
+  let finished = false;
+  const onError = () => {
+    clearTimeout(timer);
+    socket.destroy();
+  };
+  const finish = (bytes: Buffer) => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    socket.off('data', onData);
+    socket.off('error', onError);
+    socket.pause();
+    socket.unshift(bytes);
+    grpc.injectConnection(socket);
+  };
+  const arm = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => finish(pre.giveUp()), ms);
+    timer.unref();
+  };
+  const onData = (chunk: Buffer) => {
+    const step = pre.push(chunk);
+    if (step.kind === 'done') return finish(step.bytes);
+    if (step.reply !== undefined) socket.write(step.reply);
+    if (pre.answered && !answered) {
+      answered = true;
+      arm(PREAMBLE_REQUEST_MS);
+    }
+  };
+  socket.on('error', onError);
+  arm(PREAMBLE_ANSWER_MS);
+  socket.on('data', onData);
+  onData(head);
+  if (!finished) socket.resume();
 }
 
 interface Listener {

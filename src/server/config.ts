@@ -60,6 +60,15 @@ export interface MemberConfig {
   cors: string[];
   /** --host-whitelist: Host names accepted besides IPs, localhost and the client URLs' hosts. */
   hostWhitelist: string[];
+  // --- gRPC keepalive and limits (etcd's flags and defaults) ---
+  /** --max-concurrent-streams: HTTP/2 streams one client connection may have open at once. */
+  maxConcurrentStreams: number;
+  /** --grpc-keepalive-min-time: a client pinging more often than this gets GOAWAY. */
+  grpcKeepaliveMinTimeMs: number;
+  /** --grpc-keepalive-interval: how often the member pings an idle client (0: never). */
+  grpcKeepaliveIntervalMs: number;
+  /** --grpc-keepalive-timeout: how long a ping may go unanswered before the connection is closed (0: never). */
+  grpcKeepaliveTimeoutMs: number;
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -78,6 +87,11 @@ export const DEFAULTS = {
   snapshotCount: 100_000,
   logLevel: LogLevel.INFO,
   strictReconfigCheck: true,
+  // gRPC keepalive and limits, as etcd 3.4's `etcd --help` gives them.
+  maxConcurrentStreams: 2 ** 32 - 1,
+  grpcKeepaliveMinTime: '5s',
+  grpcKeepaliveInterval: '2h',
+  grpcKeepaliveTimeout: '20s',
 } as const;
 
 /** Loose input: every field optional, URLs and the cluster as strings (flags or code). */
@@ -105,6 +119,11 @@ export interface MemberConfigInput {
   cors?: string;
   /** Comma-separated, as etcd's --host-whitelist. */
   hostWhitelist?: string;
+  maxConcurrentStreams?: number;
+  /** Go durations, as etcd's flags take them ("5s", "2h", "1m30s", "0"). */
+  grpcKeepaliveMinTime?: string;
+  grpcKeepaliveInterval?: string;
+  grpcKeepaliveTimeout?: string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -272,7 +291,39 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     ),
     cors: parseCorsOrigins(input.cors),
     hostWhitelist: parseHostWhitelist(input.hostWhitelist),
+    maxConcurrentStreams: maxStreams(input.maxConcurrentStreams),
+    grpcKeepaliveMinTimeMs: parseDuration(
+      'grpc-keepalive-min-time',
+      input.grpcKeepaliveMinTime ?? DEFAULTS.grpcKeepaliveMinTime,
+    ),
+    grpcKeepaliveIntervalMs: parseDuration(
+      'grpc-keepalive-interval',
+      input.grpcKeepaliveInterval ?? DEFAULTS.grpcKeepaliveInterval,
+    ),
+    grpcKeepaliveTimeoutMs: parseDuration(
+      'grpc-keepalive-timeout',
+      input.grpcKeepaliveTimeout ?? DEFAULTS.grpcKeepaliveTimeout,
+    ),
   };
+}
+
+/** HTTP/2 carries SETTINGS_MAX_CONCURRENT_STREAMS in 32 bits. */
+function maxStreams(n: number | undefined): number {
+  const v = positiveInt('max-concurrent-streams', n, DEFAULTS.maxConcurrentStreams);
+  if (v > 2 ** 32 - 1) throw bad('--max-concurrent-streams must be at most 4294967295');
+  return v;
+}
+
+/** A Go duration as etcd's flags take it ("500ms", "5s", "1m30s", "2h", "0"), in whole ms. */
+export function parseDuration(flag: string, text: string): number {
+  const t = text.trim();
+  if (t === '0') return 0;
+  const parts = [...t.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== t)
+    throw bad(`--${flag}: ${JSON.stringify(text)} is not a duration (e.g. 5s, 2h, 500ms)`);
+  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2]!]!, 0);
+  if (!Number.isSafeInteger(Math.round(ms))) throw bad(`--${flag}: ${text} is too long`);
+  return Math.round(ms);
 }
 
 function bool(flag: string, v: boolean | string | undefined, dflt: boolean): boolean {

@@ -29,6 +29,11 @@ const FLAGS = {
   'strict-reconfig-check': ['strictReconfigCheck', false],
   cors: ['cors', false],
   'host-whitelist': ['hostWhitelist', false],
+  // gRPC keepalive and limits
+  'max-concurrent-streams': ['maxConcurrentStreams', true],
+  'grpc-keepalive-min-time': ['grpcKeepaliveMinTime', false],
+  'grpc-keepalive-interval': ['grpcKeepaliveInterval', false],
+  'grpc-keepalive-timeout': ['grpcKeepaliveTimeout', false],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -96,4 +101,9 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --cors                         origins browsers may call from, comma-separated, or * (default: none)
   --host-whitelist               Host names accepted besides IP addresses, localhost and the
                                  client URLs' hosts, comma-separated, or * (default: none)
+  --max-concurrent-streams       HTTP/2 streams one client connection may open at a time
+                                 (default ${DEFAULTS.maxConcurrentStreams}, etcd's math.MaxUint32)
+  --grpc-keepalive-min-time      a client pinging more often gets GOAWAY (default ${DEFAULTS.grpcKeepaliveMinTime})
+  --grpc-keepalive-interval      how often the member pings a client, 0 to disable (default ${DEFAULTS.grpcKeepaliveInterval})
+  --grpc-keepalive-timeout       wait for the ping's answer before closing, 0 to disable (default ${DEFAULTS.grpcKeepaliveTimeout})
 `;

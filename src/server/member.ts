@@ -36,7 +36,13 @@ import { openDataDir } from './data-dir.js';
 import { parseMemberId } from './ids.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMaintenance } from './maintenance.js';
-import { addMember, type MembershipDeps, promoteMember, removeMember } from './membership.js';
+import {
+  addMember,
+  type MembershipDeps,
+  promoteMember,
+  removeMember,
+  updateMember,
+} from './membership.js';
 import { closeServer, listen } from './peer-http.js';
 import type { MemberRegistry } from './registry.js';
 import type {
@@ -153,6 +159,14 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       apiFace(this, this.logger, {
         access: { corsOrigins: cors, hostWhitelist, clientHosts },
         watch: { maxWatchesPerStream: this.config.maxWatchesPerStream },
+        grpc: {
+          maxConcurrentStreams: this.config.maxConcurrentStreams,
+          keepalive: {
+            minTimeMs: this.config.grpcKeepaliveMinTimeMs,
+            intervalMs: this.config.grpcKeepaliveIntervalMs,
+            timeoutMs: this.config.grpcKeepaliveTimeoutMs,
+          },
+        },
       }),
     );
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
@@ -321,6 +335,16 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     const nodeId = parseMemberId(id);
     if (nodeId === undefined) throw new EtceteraError('ERR_MEMBER_NOT_FOUND');
     await promoteMember(await this.membershipDeps(), nodeId);
+    return { header: this.header(), members: this.registry.info() };
+  }
+
+  async memberUpdate(
+    id: string,
+    peerURLs: string[],
+  ): Promise<{ header: ResponseHeader; members: MemberInfo[] }> {
+    const nodeId = parseMemberId(id);
+    if (nodeId === undefined) throw new EtceteraError('ERR_MEMBER_NOT_FOUND');
+    await updateMember(await this.membershipDeps(), nodeId, peerURLs);
     return { header: this.header(), members: this.registry.info() };
   }
 

@@ -1,7 +1,7 @@
 /**
  * Membership changes as a member proposes them: the checks etcd makes before a change goes
  * into the log (valid and unused peer URLs, a fresh ID, at most one learner, promote only a
- * learner), then a Raft conf change. The registry is updated when the change is applied
+ * learner), then a Raft conf change (or, for a peer URL update, a registry entry). The registry is updated when the change is applied
  * (apply.ts), on every member alike; these functions resolve after it is applied here.
  *
  * Strict reconfiguration (etcd's --strict-reconfig-check, on by default): a voter add or a
@@ -34,6 +34,8 @@ export interface MembershipDeps {
   isConnected(id: NodeId): boolean;
   /** --strict-reconfig-check. */
   strict: boolean;
+  /** Proposes a peer URL update entry (entry.ts, kind 5); resolves once applied here. */
+  proposePeerUrls(body: Uint8Array): Promise<void>;
 }
 
 /** Voters (after the change) that have started and are reachable now. */
@@ -126,6 +128,34 @@ export async function removeMember(d: MembershipDeps, id: NodeId): Promise<void>
       detail: 'cannot remove the last voter',
     });
   await d.driver.proposeConfChange({ type: ConfChangeType.RemoveNode, nodeId: id });
+}
+
+/**
+ * etcd's MemberUpdate: a member's peer URLs replaced through Raft. The member must exist and
+ * no other member may use any of the URLs (its own current ones may be kept). Applied on
+ * every member (apply.ts), whose transports then dial the new URLs; the member itself keeps
+ * listening where its --listen-peer-urls say, so it is restarted there to be reachable.
+ */
+export async function updateMember(
+  d: MembershipDeps,
+  id: NodeId,
+  peerURLs: readonly string[],
+): Promise<MemberRecord> {
+  if (d.registry.get(id) === undefined) throw new EtceteraError('ERR_MEMBER_NOT_FOUND');
+  const urls = checkPeerUrls(peerURLs);
+  const taken = new Set(
+    d.registry
+      .list()
+      .filter((m) => m.id !== id)
+      .flatMap((m) => m.peerURLs),
+  );
+  if (urls.some((u) => taken.has(u))) throw new EtceteraError('ERR_PEER_URL_EXIST');
+  await d.proposePeerUrls(
+    new Uint8Array(Buffer.from(JSON.stringify({ id, peerURLs: urls }), 'utf8')),
+  );
+  const updated = d.registry.get(id);
+  if (updated === undefined) throw new EtceteraError('ERR_MEMBER_NOT_FOUND');
+  return updated;
 }
 
 export async function promoteMember(d: MembershipDeps, id: NodeId): Promise<void> {

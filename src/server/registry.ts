@@ -7,8 +7,8 @@
  *   - bootstrap (new cluster): every member writes the same initial list, computed from
  *     --initial-cluster and the token;
  *   - join (existing cluster): the list fetched from a running member;
- *   - apply: a committed membership change or attribute publish updates it on every member
- *     in log order. Every update is idempotent (upsert, delete, set), so replaying entries
+ *   - apply: a committed membership change, peer URL update or attribute publish updates it
+ *     on every member in log order. Every update is idempotent (upsert, delete, set), so replaying entries
  *     after a crash (the registry is written before the store records the applied index)
  *     leaves the same state;
  *   - Raft snapshot install: replaced whole by the leader's copy.
@@ -158,6 +158,17 @@ export class MemberRegistry {
   publish(id: NodeId, name: string, clientURLs: string[]): void {
     const m = this.members.get(id);
     if (m !== undefined) this.members.set(id, { ...m, name, clientURLs, published: true });
+  }
+
+  /**
+   * A member's peer URLs changed (member update). Returns whether the member exists (an
+   * update of a member removed meanwhile changes nothing, on every member alike).
+   */
+  updatePeerUrls(id: NodeId, peerURLs: string[]): boolean {
+    const m = this.members.get(id);
+    if (m === undefined) return false;
+    this.members.set(id, { ...m, peerURLs: [...peerURLs] });
+    return true;
   }
 
   /** Writes the replicated part, fsynced, before the store records the entry as applied. */

@@ -63,6 +63,11 @@ export class RaftRequests {
     await this.proposeWithRetry(encodeEntry(EntryKind.ATTRIBUTES, body));
   }
 
+  /** Proposes a member's new peer URLs (member update); resolves once applied here. */
+  async proposePeerUrls(body: Uint8Array): Promise<void> {
+    await this.proposeWithRetry(encodeEntry(EntryKind.PEER_URLS, body));
+  }
+
   /**
    * A proposal that Raft dropped (no leader, a transfer under way) never entered the log,
    * so it is safe to propose again; do so until a leader takes it or the time is up.

@@ -104,6 +104,11 @@ export interface MemberApi {
   ): Promise<{ header: ResponseHeader; member: MemberInfo; members: MemberInfo[] }>;
   memberRemove(id: string): Promise<{ header: ResponseHeader; members: MemberInfo[] }>;
   memberPromote(id: string): Promise<{ header: ResponseHeader; members: MemberInfo[] }>;
+  /** Replaces a member's peer URLs (etcd's MemberUpdate). */
+  memberUpdate(
+    id: string,
+    peerURLs: string[],
+  ): Promise<{ header: ResponseHeader; members: MemberInfo[] }>;
 
   status(): Promise<MemberStatus>;
   /** Liveness for GET /health: healthy when there is a leader and the member is not failing. */

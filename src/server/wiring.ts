@@ -105,6 +105,7 @@ export function wire(b: Base, hooks: Hooks): Wired {
     selfId: id,
     isConnected: (peer) => w.transport.isConnected(peer),
     strict: b.config.strictReconfigCheck,
+    proposePeerUrls: (body) => w.requests.proposePeerUrls(body),
   };
   w.requests = new RaftRequests({
     driver,
@@ -143,7 +144,11 @@ function createDriver(b: Base, w: Wired, hooks: Hooks): RaftDriver {
     registry: b.registry,
     metrics: w.metrics,
     logger: b.logger,
-    listener: { onConfChange: hooks.onConfChange, onRegistryReplaced: () => w.syncPeers() },
+    listener: {
+      onConfChange: hooks.onConfChange,
+      onRegistryReplaced: () => w.syncPeers(),
+      onPeerUrlsChanged: () => w.syncPeers(),
+    },
   });
   const driver = new RaftDriver({
     id: w.id,

@@ -123,6 +123,11 @@ export class StoreMember implements MemberApi {
     return { header: this.header(), members: this.members.map((m) => ({ ...m })) };
   }
 
+  async memberUpdate(id: string, peerURLs: string[]) {
+    this.find(id).peerURLs = [...peerURLs];
+    return { header: this.header(), members: this.members.map((m) => ({ ...m })) };
+  }
+
   private find(id: string): MemberInfo {
     const m = this.members.find((x) => x.id === id);
     if (!m) throw new EtceteraError('ERR_MEMBER_NOT_FOUND');

@@ -77,6 +77,7 @@ async function setup(dir: string) {
     listener: {
       onConfChange: (cc) => changes.push(`${cc.type} ${cc.nodeId}`),
       onRegistryReplaced: () => {},
+      onPeerUrlsChanged: (id) => changes.push(`peerUrls ${id}`),
     },
   });
   return { db, registry, store, app, changes };
@@ -157,3 +158,33 @@ t.test('every entry advances the store to its index; one outcome per entry', asy
   t.ok(registry.isRemoved(NodeId(1)));
   t.equal(store.appliedIndex, 7);
 });
+
+t.test(
+  'a peer URL update changes the registry durably; an unknown member changes nothing',
+  async (t) => {
+    const { db, registry, store, app, changes } = await setup(t.testdir());
+    t.teardown(async () => {
+      await store.close();
+      await db.close();
+    });
+    const update = (id: number, peerURLs: unknown) =>
+      encodeEntry(EntryKind.PEER_URLS, enc(JSON.stringify({ id, peerURLs })));
+    const outcomes = await app.apply([
+      { ...at(1), type: EntryType.Normal, data: update(1, ['http://h:9', 'http://h:10']) },
+      { ...at(2), type: EntryType.Normal, data: update(77, ['http://h:11']) },
+      { ...at(3), type: EntryType.Normal, data: update(1, 'not a list') },
+    ]);
+    t.same(
+      outcomes.map((o) => o.ok && o.result.op),
+      ['noop', 'noop', 'noop'],
+    );
+    t.equal(store.appliedIndex, 3, 'every entry counted');
+    t.same(registry.get(NodeId(1))?.peerURLs, ['http://h:9', 'http://h:10']);
+    t.equal(registry.get(NodeId(77)), undefined, 'an update does not add a member');
+    t.same(changes, ['peerUrls 1'], 'the listener hears of the one real change');
+    t.same((await MemberRegistry.load(db))?.get(NodeId(1))?.peerURLs, [
+      'http://h:9',
+      'http://h:10',
+    ]);
+  },
+);

@@ -124,3 +124,36 @@ t.test('member and cluster IDs are deterministic and 53-bit safe', async (t) => 
   t.equal(parseMemberId(`0x${a.toString(16)}`), a, 'etcdctl prints IDs in hex');
   t.equal(parseMemberId('nope'), undefined);
 });
+
+t.test('gRPC keepalive and stream flags: etcd’s names, defaults and durations', async (t) => {
+  const d = resolveConfig(parseServeArgs([], {}));
+  t.equal(d.maxConcurrentStreams, 2 ** 32 - 1, 'etcd’s math.MaxUint32');
+  t.equal(d.grpcKeepaliveMinTimeMs, 5000);
+  t.equal(d.grpcKeepaliveIntervalMs, 2 * 3_600_000);
+  t.equal(d.grpcKeepaliveTimeoutMs, 20_000);
+  const c = resolveConfig(
+    parseServeArgs(
+      [
+        '--max-concurrent-streams=8',
+        '--grpc-keepalive-min-time',
+        '500ms',
+        '--grpc-keepalive-interval=1m30s',
+        '--grpc-keepalive-timeout=0',
+      ],
+      {},
+    ),
+  );
+  t.equal(c.maxConcurrentStreams, 8);
+  t.equal(c.grpcKeepaliveMinTimeMs, 500);
+  t.equal(c.grpcKeepaliveIntervalMs, 90_000);
+  t.equal(c.grpcKeepaliveTimeoutMs, 0, '0 disables, as in etcd');
+  t.equal(
+    resolveConfig(parseServeArgs([], { ETCETERA_GRPC_KEEPALIVE_MIN_TIME: '2s' }))
+      .grpcKeepaliveMinTimeMs,
+    2000,
+  );
+  t.throws(() => resolveConfig({ grpcKeepaliveMinTime: '5' }), /--grpc-keepalive-min-time/);
+  t.throws(() => resolveConfig({ grpcKeepaliveInterval: 'soon' }), /not a duration/);
+  t.throws(() => resolveConfig({ maxConcurrentStreams: 0 }), /--max-concurrent-streams/);
+  t.throws(() => resolveConfig({ maxConcurrentStreams: 2 ** 32 }), /at most 4294967295/);
+});

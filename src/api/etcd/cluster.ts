@@ -1,5 +1,11 @@
-/** POST /v3/cluster/member/{list,add,remove,promote} and /v3/maintenance/status. */
-import { decodeEmpty, decodeMemberAdd, decodeMemberId, decodeMemberList } from './decode.js';
+/** POST /v3/cluster/member/{list,add,remove,promote,update} and /v3/maintenance/status. */
+import {
+  decodeEmpty,
+  decodeMemberAdd,
+  decodeMemberId,
+  decodeMemberList,
+  decodeMemberUpdate,
+} from './decode.js';
 import { encodeMember, encodeMembers, encodeStatus } from './encode.js';
 import type { RouteTable } from './route.js';
 
@@ -27,6 +33,13 @@ export const clusterRoutes: RouteTable = {
   '/v3/cluster/member/promote': {
     async handle(body, ctx) {
       const { header, members } = await ctx.member.memberPromote(decodeMemberId(body));
+      return encodeMembers(header, members);
+    },
+  },
+  '/v3/cluster/member/update': {
+    async handle(body, ctx) {
+      const { id, peerURLs } = decodeMemberUpdate(body);
+      const { header, members } = await ctx.member.memberUpdate(id, peerURLs);
       return encodeMembers(header, members);
     },
   },

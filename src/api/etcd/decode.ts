@@ -292,6 +292,18 @@ export function decodeMemberAdd(
   return { peerURLs, isLearner: bool(o, 'isLearner') ?? false };
 }
 
+export function decodeMemberUpdate(
+  body: unknown,
+  from: BodySource = 'json',
+): { id: string; peerURLs: string[] } {
+  if (from === 'json') checkShape('memberUpdate', body);
+  const o = asObj(body);
+  const v = get(o, 'ID');
+  const id = v === undefined ? '0' : decodeUint64('ID', v as number | string);
+  // The URLs are checked by the member, after it found the member (etcd's order of errors).
+  return { id, peerURLs: (get(o, 'peerURLs') as string[] | undefined) ?? [] };
+}
+
 function validPeerUrl(s: string): boolean {
   if (!/^https?:\/\/[^/?#\s@]+:[0-9]{1,5}$/.test(s)) return false;
   try {

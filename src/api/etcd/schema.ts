@@ -144,6 +144,10 @@ const SCHEMAS = {
   }),
   watchCreate: WATCH_CREATE,
   watchCancel: message({ watch_id: INT64 }),
+  memberUpdate: message({
+    ID: UINT64,
+    peerURLs: arrayOf({ type: 'string', description: 'a URL' }),
+  }),
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;

@@ -1,10 +1,13 @@
 /**
- * etcdserverpb.Cluster: member list, add (learners too), remove and promote through the member.
- * MemberUpdate (changing a member's peer URLs) is not offered by the member yet: it answers
- * Unimplemented, saying so.
+ * etcdserverpb.Cluster: member list, add (learners too), remove, promote and update (a
+ * member's peer URLs) through the member.
  */
-import { EtceteraError } from '../../errors.js';
-import { decodeMemberAdd, decodeMemberId, decodeMemberList } from '../etcd/decode.js';
+import {
+  decodeMemberAdd,
+  decodeMemberId,
+  decodeMemberList,
+  decodeMemberUpdate,
+} from '../etcd/decode.js';
 import { member, members } from './codec.js';
 import { type ServiceImpl, unary } from './types.js';
 
@@ -27,9 +30,9 @@ export const clusterService: ServiceImpl = {
     const r = await ctx.member.memberPromote(decodeMemberId(body, 'protobuf'));
     return members(r.header, r.members);
   }),
-  MemberUpdate: unary(async () => {
-    throw new EtceteraError('ERR_GRPC_UNIMPLEMENTED', {
-      detail: 'MemberUpdate: changing a member’s peer URLs is not supported; remove and add it',
-    });
+  MemberUpdate: unary(async (body, ctx) => {
+    const { id, peerURLs } = decodeMemberUpdate(body, 'protobuf');
+    const r = await ctx.member.memberUpdate(id, peerURLs);
+    return members(r.header, r.members);
   }),
 };

@@ -29,6 +29,10 @@ export function decodeRequest(type: protobuf.Type, bytes: Uint8Array): Msg {
   try {
     m = type.decode(bytes);
   } catch (e) {
+    // Only request_txn nests without bound: a TxnRequest deeper than the decoder goes is
+    // deeper than any --max-txn-ops budget allows, and etcd answers it so.
+    if (type.fullName === '.etcdserverpb.TxnRequest' && /nesting depth/.test((e as Error).message))
+      throw new EtceteraError('ERR_TOO_MANY_OPS', {}, { cause: e });
     throw new EtceteraError(
       'ERR_GRPC_BAD_MESSAGE',
       { detail: `${type.name}: ${(e as Error).message}` },

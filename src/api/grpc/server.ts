@@ -8,9 +8,15 @@
  * that does not decode gets grpc-go's "error unmarshalling request" status, and the Watch
  * stream can send pre-encoded, spliced frames. Errors map to statuses in one place
  * (status.ts). Limits: a request message over --max-request-bytes plus etcd's 512 KiB gRPC
- * allowance is refused with RESOURCE_EXHAUSTED; HTTP/2 pings are answered by node:http2; a
- * peer that sends frames that are not HTTP/2 gets a GOAWAY and its session ends, nothing else.
+ * allowance is refused with RESOURCE_EXHAUSTED; a connection may open at most
+ * --max-concurrent-streams streams at once (HTTP/2's SETTINGS; more are refused with
+ * REFUSED_STREAM); HTTP/2 pings are answered by node:http2, and a client pinging more often
+ * than --grpc-keepalive-min-time is sent away (keepalive.ts); the member pings clients every
+ * --grpc-keepalive-interval and closes a connection whose answer takes longer than
+ * --grpc-keepalive-timeout (grpc-js's keepalive); a peer that sends frames that are not
+ * HTTP/2 gets a GOAWAY and its session ends, nothing else.
  */
+import type { Http2Server, ServerHttp2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import grpc from '@grpc/grpc-js';
 import type { Logger } from '../../server/logger.js';
@@ -21,6 +27,7 @@ import { etcdProto } from '../../wire/proto/index.js';
 import { authService } from './auth.js';
 import { clusterService } from './cluster.js';
 import { decodeRequest, encodeResponse } from './codec.js';
+import { enforcePingPolicy } from './keepalive.js';
 import { kvService } from './kv.js';
 import { leaseService } from './lease.js';
 import { maintenanceService } from './maintenance.js';
@@ -31,10 +38,31 @@ import { watchMethod } from './watch.js';
 /** etcd's allowance for gRPC framing and headers on top of --max-request-bytes. */
 export const GRPC_OVERHEAD_BYTES = 512 * 1024;
 
+/** grpc-js's "never" for its keepalive timer. */
+const KEEPALIVE_NEVER_MS = 2 ** 31 - 1;
+
+export interface GrpcKeepalive {
+  /** --grpc-keepalive-min-time: clients pinging more often are sent away. */
+  minTimeMs: number;
+  /** --grpc-keepalive-interval: the member pings each connection this often (0: never). */
+  intervalMs: number;
+  /** --grpc-keepalive-timeout: an unanswered ping closes the connection after this (0: never). */
+  timeoutMs: number;
+}
+
+/** etcd's defaults: 5 s, 2 h, 20 s. */
+export const DEFAULT_KEEPALIVE: GrpcKeepalive = {
+  minTimeMs: 5000,
+  intervalMs: 2 * 60 * 60 * 1000,
+  timeoutMs: 20_000,
+};
+
 export interface GrpcFaceOptions {
   logger: Logger;
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS per connection. Default 2^32-1 (etcd's). */
   maxConcurrentStreams?: number;
+  /** Keepalive pings both ways (etcd's --grpc-keepalive-* flags). Default etcd's. */
+  keepalive?: GrpcKeepalive;
   /** A watch stream stops taking frames while this much is unsent. */
   watchHighWaterBytes?: number;
 }
@@ -48,12 +76,17 @@ export interface GrpcFace {
 
 export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): GrpcFace {
   const maxReceive = member.maxRequestBytes + GRPC_OVERHEAD_BYTES;
+  const keepalive = options.keepalive ?? DEFAULT_KEEPALIVE;
+  // etcd sets the server's pings only when both the interval and the timeout are non-zero.
+  const pings = keepalive.intervalMs > 0 && keepalive.timeoutMs > 0;
   const server = new grpc.Server({
     'grpc.max_receive_message_length': maxReceive,
     'grpc.max_send_message_length': -1,
     'grpc.max_concurrent_streams': options.maxConcurrentStreams ?? 2 ** 32 - 1,
-    // etcd's server keepalive policy: clients may ping as often as every 5 s without streams.
-    'grpc.keepalive_permit_without_calls': 1,
+    'grpc.keepalive_time_ms': pings
+      ? Math.min(keepalive.intervalMs, KEEPALIVE_NEVER_MS)
+      : KEEPALIVE_NEVER_MS,
+    'grpc.keepalive_timeout_ms': pings ? keepalive.timeoutMs : 20_000,
     'grpc.enable_channelz': 0,
   });
   let ownCacher: Cacher | undefined;
@@ -108,7 +141,14 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
     entry.impl[m.name] = bind(impl, m.requestType, m.responseType, ctx);
   }
   for (const { def, impl } of byService.values()) server.addService(def, impl);
-  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const injector = createInjector(server);
+  injector.http2.on('session', (session: ServerHttp2Session) =>
+    enforcePingPolicy(session, {
+      minTimeMs: keepalive.minTimeMs,
+      onEnforced: (remote) =>
+        options.logger.warn({ remote }, 'a gRPC client pinged too often: sent GOAWAY'),
+    }),
+  );
   return {
     injectConnection: (socket) => injector.injectConnection(socket),
     async close() {
@@ -116,6 +156,29 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
       server.forceShutdown();
       ownCacher?.close();
     },
+  };
+}
+
+/**
+ * grpc-js's connection injector, and the node:http2 server behind it (grpc-js keeps it in a
+ * private map; its sessions are needed for the ping policy). Throws if grpc-js changed so
+ * that it cannot be found, rather than serving without the policy.
+ */
+function createInjector(server: grpc.Server): {
+  injectConnection(socket: Duplex): void;
+  destroy(): void;
+  http2: Http2Server;
+} {
+  const servers = (server as unknown as { http2Servers?: Map<Http2Server, unknown> }).http2Servers;
+  if (!(servers instanceof Map)) throw new Error('grpc-js keeps no http2Servers map');
+  const before = new Set(servers.keys());
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const http2 = [...servers.keys()].find((s) => !before.has(s));
+  if (http2 === undefined) throw new Error('grpc-js created no http2 server for the injector');
+  return {
+    injectConnection: (s) => injector.injectConnection(s),
+    destroy: () => injector.destroy(),
+    http2,
   };
 }
 

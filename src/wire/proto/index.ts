@@ -46,6 +46,14 @@ export interface EtcdProto {
   readonly methods: ReadonlyMap<string, MethodInfo>;
 }
 
+/**
+ * The message nesting protobufjs decodes and encodes. Its default (protoc's 100) stops at a
+ * txn nested about 50 deep (each level is a TxnRequest and a RequestOp), while etcd accepts
+ * any depth its --max-txn-ops budget allows (127 levels, 256 messages with the innermost
+ * request and its answer); deeper messages are still refused, before any recursion runs deep.
+ */
+export const PROTO_NESTING_LIMIT = 300;
+
 let cached: EtcdProto | undefined;
 
 /** The parsed etcd protocol (parsed on first use, then shared). */
@@ -85,6 +93,8 @@ export function uint64ToString(value: unknown): string {
 }
 
 function load(): EtcdProto {
+  const limits = [protobuf.util, protobuf.Reader] as unknown as Array<{ recursionLimit: number }>;
+  for (const l of limits) l.recursionLimit = Math.max(l.recursionLimit ?? 0, PROTO_NESTING_LIMIT);
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => join(PROTO_DIR, target);
   root.loadSync(PROTO_FILES.slice(), { keepCase: true });

@@ -86,9 +86,10 @@ t.test('statuses and messages as etcd sends them', async (t) => {
     code: grpc.status.FAILED_PRECONDITION,
     details: 'etcdserver: bad leader transferee',
   });
-  const upd = await refusal(c.call('/etcdserverpb.Cluster/MemberUpdate', { ID: 1, peerURLs: [] }));
-  t.equal(upd.code, grpc.status.UNIMPLEMENTED);
-  t.match(upd.details, /^etcetera: not implemented: MemberUpdate/);
+  t.same(await refusal(c.call('/etcdserverpb.Cluster/MemberUpdate', { ID: 1, peerURLs: [] })), {
+    code: grpc.status.NOT_FOUND,
+    details: 'etcdserver: member not found',
+  });
   const alarm = await refusal(
     c.call('/etcdserverpb.Maintenance/Alarm', { action: 'ACTIVATE', alarm: 'NOSPACE' }),
   );
@@ -97,6 +98,49 @@ t.test('statuses and messages as etcd sends them', async (t) => {
   // Nothing above changed the store: the revision is still that of the third put.
   t.equal((await c.call(KV('Range'), { key: b('a') })).header.revision, 4);
 });
+
+t.test(
+  'MemberUpdate on both faces: the new peer URLs in every list, bad ones refused',
+  async (t) => {
+    const { c, url } = await setup(t);
+    const id = (await c.call('/etcdserverpb.Cluster/MemberList', {})).members[0].ID as number;
+    const upd = await c.call('/etcdserverpb.Cluster/MemberUpdate', {
+      ID: id,
+      peerURLs: ['http://127.0.0.1:7001', 'http://127.0.0.1:7002'],
+    });
+    t.same(upd.members[0].peerURLs, ['http://127.0.0.1:7001', 'http://127.0.0.1:7002']);
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Msg };
+    };
+    const listed = await post('/v3/cluster/member/list', {});
+    t.same(listed.body.members[0].peerURLs, ['http://127.0.0.1:7001', 'http://127.0.0.1:7002']);
+    const viaJson = await post('/v3/cluster/member/update', {
+      ID: String(id),
+      peerURLs: ['http://127.0.0.1:7003'],
+    });
+    t.equal(viaJson.status, 200);
+    t.same(viaJson.body.members[0].peerURLs, ['http://127.0.0.1:7003']);
+    for (const bad of [[], ['ftp://127.0.0.1:1'], ['http://127.0.0.1']]) {
+      t.same(
+        await refusal(c.call('/etcdserverpb.Cluster/MemberUpdate', { ID: id, peerURLs: bad })),
+        {
+          code: grpc.status.INVALID_ARGUMENT,
+          details: 'etcdserver: given member URLs are invalid',
+        },
+        JSON.stringify(bad),
+      );
+    }
+    const unknown = await post('/v3/cluster/member/update', {
+      ID: '12',
+      peerURLs: ['http://127.0.0.1:7004'],
+    });
+    t.equal(unknown.status, 404);
+    t.match(unknown.body, { code: 5, message: 'etcdserver: member not found' });
+    const after = await c.call('/etcdserverpb.Cluster/MemberList', {});
+    t.same(after.members[0].peerURLs, ['http://127.0.0.1:7003'], 'refusals changed nothing');
+  },
+);
 
 t.test('one implementation behind both faces', async (t) => {
   const { c, url } = await setup(t);

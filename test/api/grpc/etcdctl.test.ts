@@ -153,7 +153,7 @@ t.test(
       t.match(r.stderr, 'etcdserver: mvcc: required revision has been compacted');
     });
 
-    t.test('member list, add, remove', async (t) => {
+    t.test('member list, add, update, remove', async (t) => {
       t.match(
         await ok(ep, ['member', 'list']),
         /^[0-9a-f]+, started, m1, http:\/\/127\.0\.0\.1:1, http:\/\/127\.0\.0\.1:\d+, false\n$/,
@@ -171,6 +171,28 @@ t.test(
         await ok(ep, ['member', 'list']),
         new RegExp(`${id}, unstarted, , http://127.0.0.1:9, , true`),
       );
+      t.match(
+        await ok(ep, ['member', 'update', id!, '--peer-urls=http://127.0.0.1:10']),
+        new RegExp(`^Member\\s+${id} updated in cluster\\s+[0-9a-f]+\\n$`),
+      );
+      t.match(
+        await ok(ep, ['member', 'list']),
+        new RegExp(`${id}, unstarted, , http://127.0.0.1:10, , true`),
+      );
+      const json = JSON.parse(
+        await ok(ep, ['member', 'update', id!, '--peer-urls=http://127.0.0.1:11', '-w', 'json']),
+      );
+      // IDs are 64-bit: JSON.parse rounds them, so find the member by its new URL.
+      t.ok(
+        json.members.some(
+          (x: { peerURLs?: string[] }) => x.peerURLs?.join() === 'http://127.0.0.1:11',
+        ),
+        'the json answer lists the new URL',
+      );
+      t.ok(json.header.cluster_id, 'with the header');
+      const refused = await ctl(ep, ['member', 'update', 'abc', '--peer-urls=http://127.0.0.1:12']);
+      t.not(refused.code, 0);
+      t.match(refused.stderr, 'etcdserver: member not found');
       t.match(
         await ok(ep, ['member', 'remove', id!]),
         new RegExp(`Member\\s+${id} removed from cluster`),
@@ -212,6 +234,33 @@ t.test(
       t.ok(digest.equals(b.subarray(b.length - 32)), 'the trailer is the SHA-256 of the blob');
       t.ok(b.includes(Buffer.from('greeting')), 'the blob holds the store');
     });
+  },
+);
+
+t.test(
+  'etcdctl with http:// endpoints: maintenance commands too',
+  { skip: have ? false : `${ETCDCTL} not installed` },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'grpc-etcdctl-url-'));
+    const m = await startSingle(dir);
+    t.teardown(() => m.stop());
+    // etcdctl 3.4 sends this whole URL as the HTTP/2 :authority of maintenance calls.
+    const ep = `http://${hostPort(m)}`;
+    t.equal(await ok(ep, ['put', 'greeting', 'hello']), 'OK\n');
+    const status = JSON.parse(await ok(ep, ['endpoint', 'status', '-w', 'json']))[0];
+    t.equal(status.Endpoint, ep);
+    t.equal(status.Status.version, '3.4.34');
+    t.match(await ok(ep, ['endpoint', 'status']), new RegExp(`^${ep}, [0-9a-f]+, 3\\.4\\.34, `));
+    const hash = JSON.parse(await ok(ep, ['endpoint', 'hashkv', '-w', 'json']))[0];
+    t.ok(hash.HashKV.hash > 0, 'hashkv answered');
+    t.equal(await ok(ep, ['defrag']), `Finished defragmenting etcd member[${ep}]\n`);
+    t.equal(await ok(ep, ['alarm', 'list']), '');
+    const file = join(dir, 'snap.db');
+    const snap = await ctl(ep, ['snapshot', 'save', file]);
+    t.equal(snap.code, 0, snap.stderr);
+    t.match(snap.stdout, `Snapshot saved at ${file}`);
+    t.ok(readFileSync(file).includes(Buffer.from('greeting')), 'the snapshot holds the store');
+    t.equal(await ok(ep, ['get', 'greeting', '--print-value-only']), 'hello\n');
   },
 );
 
