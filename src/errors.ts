@@ -259,7 +259,7 @@ export const ERRORS = {
   // --- snapshots in etcd's bbolt format (src/bbolt, snapshot restore) ---
   ERR_BOLT_CORRUPT: {
     grpc: GrpcCode.Internal,
-    message: 'etcetera: not a valid bbolt database',
+    message: 'etcetera: invalid database',
   },
   ERR_BOLT_TRUNCATED: {
     grpc: GrpcCode.Internal,

@@ -245,35 +245,37 @@ function drain(pages: Pages): Uint8Array {
   return out;
 }
 
+/** A laid-out database: its size is known before its bytes stream. */
+export interface BoltStream {
+  /** Bytes the database will have (high-water mark × page size). */
+  readonly size: number;
+  /** The bytes, meta pages first; to be iterated once. */
+  readonly chunks: AsyncGenerator<Uint8Array, void>;
+}
+
 /**
- * The bytes of a bbolt database holding the top-level buckets `source()` yields (every
- * top-level item must be a bucket, as in bbolt). `source` is called twice (see above).
+ * Lays out a bbolt database holding the top-level buckets `source()` yields (every
+ * top-level item must be a bucket, as in bbolt): runs the first pass, then hands back the
+ * size and the second pass as a stream. `source` is called twice (see above).
  */
-export async function* writeBolt(
+export async function planBolt(
   source: () => BoltItems,
   options: BoltWriteOptions = {},
-): AsyncGenerator<Uint8Array, void> {
+): Promise<BoltStream> {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(Math.log2(pageSize)) || pageSize < 1024 || pageSize > 65536)
     throw misuse(`page size ${pageSize}`);
   const txid = options.txid ?? 1n;
   if (txid < 1n) throw misuse('txid below 1');
   const chunkBytes = options.chunkBytes ?? 64 * 1024;
-  const topLevel = (items: BoltItems): BoltItems => ({
-    async *[Symbol.asyncIterator]() {
-      for await (const item of items) {
-        if (item.bucket === undefined) throw misuse('a top-level item that is not a bucket');
-        yield item;
-      }
-    },
-  });
 
   const plan = new Pages(pageSize, true);
   const planned = layOutBucket(topLevel(source()), plan, false, Number.POSITIVE_INFINITY, 0);
   let step = await planned.next();
   while (!step.done) step = await planned.next();
-  const root = step.value;
-  if (!('root' in root)) throw misuse('the root bucket came out inline');
+  const rootRef = step.value;
+  if (!('root' in rootRef)) throw misuse('the root bucket came out inline');
+  const root = rootRef;
 
   const meta = (id: number, tx: bigint) =>
     encodeMetaPage(id, {
@@ -285,19 +287,41 @@ export async function* writeBolt(
       highWater: plan.next,
       txid: tx,
     });
-  // bbolt writes the meta of transaction t to page t % 2.
-  const newer = Number(txid % 2n);
-  const pages = new Pages(pageSize, false);
-  pages.out.push(
-    meta(0, newer === 0 ? txid : txid - 1n),
-    meta(1, newer === 1 ? txid : txid - 1n),
-    encodeFreelistPage(FREELIST_PGID, pageSize),
-  );
-  pages.outBytes = 3 * pageSize;
-  const built = yield* layOutBucket(topLevel(source()), pages, false, chunkBytes, 0);
-  if (!('root' in built) || built.root !== root.root || pages.next !== plan.next)
-    throw misuse('the source gave different items on its second pass');
-  if (pages.out.length > 0) yield drain(pages);
+  async function* chunks(): AsyncGenerator<Uint8Array, void> {
+    // bbolt writes the meta of transaction t to page t % 2.
+    const newer = Number(txid % 2n);
+    const pages = new Pages(pageSize, false);
+    pages.out.push(
+      meta(0, newer === 0 ? txid : txid - 1n),
+      meta(1, newer === 1 ? txid : txid - 1n),
+      encodeFreelistPage(FREELIST_PGID, pageSize),
+    );
+    pages.outBytes = 3 * pageSize;
+    const built = yield* layOutBucket(topLevel(source()), pages, false, chunkBytes, 0);
+    if (!('root' in built) || built.root !== root.root || pages.next !== plan.next)
+      throw misuse('the source gave different items on its second pass');
+    if (pages.out.length > 0) yield drain(pages);
+  }
+  return { size: plan.next * pageSize, chunks: chunks() };
+}
+
+function topLevel(items: BoltItems): BoltItems {
+  return {
+    async *[Symbol.asyncIterator]() {
+      for await (const item of items) {
+        if (item.bucket === undefined) throw misuse('a top-level item that is not a bucket');
+        yield item;
+      }
+    },
+  };
+}
+
+/** The bytes of the database of `source` (see planBolt), as they are built. */
+export async function* writeBolt(
+  source: () => BoltItems,
+  options: BoltWriteOptions = {},
+): AsyncGenerator<Uint8Array, void> {
+  yield* (await planBolt(source, options)).chunks;
 }
 
 /** The whole database in one buffer (for tests and small databases). */

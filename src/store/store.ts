@@ -363,6 +363,19 @@ export class Store implements WatchableStore {
   }
 
   /**
+   * A consistent read-only view of the store's records, taken between two batches, for
+   * exports that stream (an etcd-format snapshot): the caller reads the sublevels at
+   * `snapshot` and must call `close`. Writes go on meanwhile.
+   */
+  async openView(): Promise<{ db: StoreDb; snapshot: Snapshot; close(): Promise<void> }> {
+    const snapshot = await this.exclusive(async () => {
+      this.assertUsable();
+      return this.db.snapshot();
+    });
+    return { db: this.db, snapshot, close: () => snapshot.close() };
+  }
+
+  /**
    * Replaces the whole store with an exported one in one atomic write, then rebuilds the
    * in-memory state. Reset listeners hear the new revision: history before it may be gone,
    * so a watch cache must start over from the store.
