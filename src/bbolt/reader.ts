@@ -68,6 +68,11 @@ export class BoltReader {
       const fileSize = (await fh.stat()).size;
       const mode = options.trailer ?? 'auto';
       const hasTrailer = mode === 'yes' || (mode === 'auto' && fileSize % 512 === TRAILER);
+      if (mode === 'yes' && fileSize % 512 !== TRAILER) {
+        throw new EtceteraError('ERR_BOLT_TRUNCATED', {
+          detail: `${fileSize} bytes is not a database of 512-byte multiples and its 32-byte SHA-256 trailer`,
+        });
+      }
       const size = hasTrailer ? fileSize - TRAILER : fileSize;
       if (size < 0) throw new EtceteraError('ERR_BOLT_TRUNCATED', { detail: `${fileSize} bytes` });
       if (hasTrailer) await checkTrailer(fh, size);

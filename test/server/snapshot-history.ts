@@ -57,7 +57,12 @@ export interface History {
   leases: Array<{ id: string; grantedTtl: number; keys: string[] }>;
 }
 
-export async function historyOf(c: Client, from: number): Promise<History> {
+/** `lease` maps a lease ID as the server's client saw it to the one to record (default: as is). */
+export async function historyOf(
+  c: Client,
+  from: number,
+  lease: (id: string) => string = (id) => id,
+): Promise<History> {
   const revision = (await c.get('any')).header.revision;
   const views: string[][] = [];
   for (let rev = from; rev <= revision; rev++) {
@@ -66,16 +71,16 @@ export async function historyOf(c: Client, from: number): Promise<History> {
       r.kvs.map(
         (kv) =>
           `${Buffer.from(kv.key).toString('hex')} c${kv.createRevision} m${kv.modRevision} ` +
-          `v${kv.version} l${kv.lease} ${createHash('sha1').update(kv.value).digest('hex')}`,
+          `v${kv.version} l${lease(kv.lease)} ${createHash('sha1').update(kv.value).digest('hex')}`,
       ),
     );
   }
-  const ids = (await c.leases()).leases.sort();
+  const ids = (await c.leases()).leases.sort((a, b) => lease(a).localeCompare(lease(b)));
   const leases = [];
   for (const id of ids) {
     const l = await c.leaseTimeToLive(id, { keys: true });
     leases.push({
-      id,
+      id: lease(id),
       grantedTtl: l.grantedTtl,
       keys: l.keys.map((k) => Buffer.from(k).toString()).sort(),
     });
