@@ -130,7 +130,8 @@ async function survivorsBelow(
   } finally {
     await it.close();
   }
-  out.sort((a, b) => a.rev - b.rev || Buffer.compare(a.histKey, b.histKey));
+  // Stable: within a revision the keys stay in history order, which is key order.
+  out.sort((a, b) => a.rev - b.rev);
   return out;
 }
 
