@@ -1,7 +1,8 @@
 /**
  * A member's snapshot in etcd's own format, against etcd's own tools: `etcdctl snapshot save`
  * from an etcetera member gives a file that `etcdctl snapshot status` reads (same revision,
- * same total keys as etcetera's reader counts), and `etcdctl snapshot restore` turns into a
+ * same total keys as etcetera's reader counts; `etcetera snapshot status` prints what etcdctl
+ * prints), and `etcdctl snapshot restore` turns into a
  * data dir from which the real etcd serves the same keys at the same revisions (with a
  * compaction, deletions, a large value and leases in the history). Skipped, with the reason
  * printed, where etcd or etcdctl is not installed.
@@ -10,6 +11,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
 import { BoltReader, dumpBolt } from '../../src/bbolt/reader.js';
+import { runClientCommand } from '../../src/cli/client.js';
 import { Client } from '../../src/client/index.js';
 import { etcdUnavailable, freePort, startEtcd } from '../api/servers.js';
 import { startSingle } from './helpers.js';
@@ -25,6 +27,21 @@ function ctl(args: string[]): Promise<{ code: number; stdout: string; stderr: st
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runClientCommand(args, {
+    stdout: (s) => {
+      out += s;
+    },
+    stderr: (s) => {
+      err += s;
+    },
+    readStdin: async () => '',
+  });
+  return { code, out, err };
 }
 
 const skip = etcdUnavailable() ?? etcdctlUnavailable() ?? false;
@@ -44,7 +61,7 @@ t.test(
 
     const file = join(dir, 'snap.db');
     const save = await ctl([`--endpoints=${ep}`, 'snapshot', 'save', file]);
-    t.equal(save.code, 0, save.stderr);
+    t.equal(save.code, 0, save.code === 0 ? 'etcdctl snapshot save' : save.stderr);
 
     const status = await ctl(['snapshot', 'status', file, '-w', 'json']);
     t.equal(status.code, 0, status.stderr);
@@ -63,6 +80,15 @@ t.test(
       'etcdctl counts every key',
     );
     t.equal(st.totalSize, reader.size);
+    for (const w of ['json', 'table']) {
+      const theirs = await ctl(['snapshot', 'status', file, '-w', w]);
+      const ours = await cli(['snapshot', 'status', file, '-w', w]);
+      t.same(
+        ours,
+        { code: 0, out: theirs.stdout, err: '' },
+        `etcetera snapshot status -w ${w} as etcdctl`,
+      );
+    }
     const keyBucket = dump.find((b) => b.name.toString() === 'key')!;
     t.ok(
       keyBucket.entries.some(([k]) => k.length === 18 && k[17] === 0x74),
@@ -81,7 +107,7 @@ t.test(
       `--initial-cluster=default=http://127.0.0.1:${peer}`,
       `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
     ]);
-    t.equal(restore.code, 0, restore.stderr);
+    t.equal(restore.code, 0, restore.code === 0 ? 'etcdctl snapshot restore' : restore.stderr);
     const etcd = await startEtcd(dataDir, { client, peer });
     t.teardown(() => etcd.close());
     const theirs = new Client({ endpoints: [etcd.url] });
