@@ -3,6 +3,7 @@
  * first and last chunk, the reader pausing briefly after each chunk) puts and gets keep
  * being answered, counted, over gRPC and over the JSON gateway route. The saved file holds
  * the store as it was when the snapshot began: its revision, not the writes made during it.
+ * Clients that leave mid-stream leave the member serving (and later snapshots whole).
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -28,6 +29,21 @@ t.test('writes and reads are served while a large snapshot streams', async (t) =
       ),
     );
   }
+  t.test('clients that leave mid-stream', async (t) => {
+    for (const transport of ['grpc', 'json'] as const) {
+      for (let round = 0; round < 3; round++) {
+        const c = new Client({ endpoints: [url], transport });
+        let n = 0;
+        for await (const _chunk of c.snapshot()) if (++n === 5) break;
+        c.close();
+        t.equal(n, 5, `${transport}: left after 5 chunks`);
+      }
+    }
+    const c = new Client({ endpoints: [url] });
+    t.teardown(() => c.close());
+    await c.put('after-leaving', 'x');
+    t.equal(Buffer.from((await c.get('after-leaving')).kvs[0]!.value).toString(), 'x');
+  });
   for (const transport of ['grpc', 'json'] as const) {
     t.test(transport, async (t) => {
       const c = new Client({ endpoints: [url], transport });

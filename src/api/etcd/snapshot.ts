@@ -42,7 +42,16 @@ export async function serveSnapshot(
   const digest = createHash('sha256');
   let sent = 0;
   const line = async (text: string) => {
-    if (!res.write(text)) await new Promise((r) => res.once('drain', r).once('close', r));
+    if (res.write(text)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.once('drain', done);
+      res.once('close', done);
+    });
   };
   res.writeHead(200, { 'Content-Type': 'application/json' });
   try {

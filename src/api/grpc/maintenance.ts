@@ -36,6 +36,19 @@ function maintenanceOf(ctx: GrpcContext): MaintenanceApi {
   return m;
 }
 
+/** Resolves once the call can take more, or is cancelled (then no 'drain' would come). */
+function drainedOrCancelled(call: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      call.off('drain', done);
+      call.off('cancelled', done);
+      resolve();
+    };
+    call.once('drain', done);
+    call.once('cancelled', done);
+  });
+}
+
 export const maintenanceService: ServiceImpl = {
   Status: unary(async (body, ctx) => {
     decodeEmpty(body, 'protobuf');
@@ -89,7 +102,7 @@ export const maintenanceService: ServiceImpl = {
               const ok = call.write(
                 encodeResponse(type, { header: hdr, remaining_bytes: snap.size - sent, blob }),
               );
-              if (!ok) await new Promise((resolve) => call.once('drain', resolve));
+              if (!ok) await drainedOrCancelled(call);
             }
             if (stopped) break;
           }
