@@ -15,6 +15,10 @@
  * lease and for every key version naming it; the restore is refused should two live leases
  * map to the same ID. Clients keeping such a lease alive must grant a new one.
  *
+ * Memory: the file is read page by page and written in batches of 1,000 records; the one
+ * thing held for the whole restore is each live key's modRevision (for the store's change
+ * records), as the store's own key index holds once the member starts.
+ *
  * The file is checked as it is read (src/bbolt/reader.ts: meta checksum, page bounds, key
  * order, and the SHA-256 trailer, which must be there unless skipHashCheck, as etcdutl's) and every record decoded before it is
  * written; the data dir is built under a temporary name beside the target and renamed into

@@ -193,7 +193,7 @@ async function refusal(file: string): Promise<unknown> {
   return undefined;
 }
 
-t.test('damaged or truncated files are refused, whichever byte is hit', async (t) => {
+t.test('truncated files, damaged meta pages, page headers and trailers are refused', async (t) => {
   const dir = t.testdir();
   const db: Model[] = [
     {
