@@ -256,6 +256,27 @@ export const ERRORS = {
     grpc: GrpcCode.Internal,
     message: 'etcetera: snapshot integrity check failed',
   },
+  // --- snapshots in etcd's bbolt format (src/bbolt, snapshot restore) ---
+  ERR_BOLT_CORRUPT: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: invalid database',
+  },
+  ERR_BOLT_TRUNCATED: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: bbolt database is truncated',
+  },
+  ERR_BOLT_WRITE: {
+    grpc: GrpcCode.Internal,
+    message: 'etcetera: cannot write this bbolt database',
+  },
+  ERR_SNAPSHOT_LAYOUT: {
+    grpc: GrpcCode.InvalidArgument,
+    message: "etcetera: the database does not hold etcd's snapshot layout",
+  },
+  ERR_RESTORE_DATA_DIR_EXISTS: {
+    grpc: GrpcCode.AlreadyExists,
+    message: 'etcetera: the restore target data dir already exists',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -25,6 +25,7 @@ import { kvRoutes } from './etcd/kv.js';
 import { leaseRoutes } from './etcd/lease.js';
 import { canonicalEtcdPath } from './etcd/paths.js';
 import type { Route, RouteContext } from './etcd/route.js';
+import { SNAPSHOT_PATH, serveSnapshot } from './etcd/snapshot.js';
 import { type MountOptions, mountKubernetes } from './k8s/index.js';
 import { apiMetrics } from './metrics.js';
 import { routeNotFound, sendError, sendJson, streamChunk, streamErrorChunk } from './respond.js';
@@ -138,6 +139,11 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
       if (req.method === 'OPTIONS') return sendPreflight(res);
       if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
       return watch.http(req, res);
+    }
+    if (path === SNAPSHOT_PATH) {
+      if (req.method === 'OPTIONS') return sendPreflight(res);
+      if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+      return void serveSnapshot(req, res, member, bodyLimit);
     }
     const route = POST_ROUTES.get(path);
     if (route === undefined) return next();

@@ -116,6 +116,12 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_GRPC_BAD_MESSAGE: 500,
   // --- client: snapshot (raised by the client, never sent by a server) ---
   ERR_SNAPSHOT_INTEGRITY: 500,
+  // --- snapshots in etcd's bbolt format (raised by the snapshot tools and the snapshot stream) ---
+  ERR_BOLT_CORRUPT: 500,
+  ERR_BOLT_TRUNCATED: 500,
+  ERR_BOLT_WRITE: 500,
+  ERR_SNAPSHOT_LAYOUT: 400,
+  ERR_RESTORE_DATA_DIR_EXISTS: 409,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

@@ -1,7 +1,7 @@
 /**
  * The client CLI, for people without etcdctl: `etcetera get|put|del|txn|watch|lease|compact|
  * member list|update|endpoint status|health|hashkv|defrag|alarm list|disarm|move-leader|snapshot
- * save|status`, over gRPC (or the JSON API with
+ * save|status|restore`, over gRPC (or the JSON API with
  * `--transport json`), with etcdctl's flags that matter and its simple, json and table
  * output (src/client/etcdctl-output.ts).
  *
@@ -19,6 +19,7 @@ import {
   formatMemberUpdate,
   formatMoveLeader,
   formatPut,
+  formatRestore,
   formatSnapshotStatus,
   formatStatus,
   formatTimeToLive,
@@ -532,7 +533,25 @@ async function cmdSnapshot(ctx: Ctx): Promise<number> {
     ctx.print(formatSnapshotStatus(await snapshotStatus(file), ctx.format));
     return EXIT.ok;
   }
-  if (sub !== 'save') throw usageError('snapshot command supports: save, status');
+  if (sub === 'restore') {
+    if (file === undefined || extra !== undefined)
+      throw usageError('snapshot restore requires exactly one argument');
+    const flag = (name: string) => ctx.args.flags.get(name);
+    // Loaded only for restore: the server's modules are not needed by the other commands.
+    const { restoreSnapshot } = await import('../server/restore.js');
+    const r = await restoreSnapshot({
+      file,
+      name: flag('name'),
+      dataDir: flag('data-dir'),
+      initialCluster: flag('initial-cluster'),
+      initialAdvertisePeerUrls: flag('initial-advertise-peer-urls'),
+      initialClusterToken: flag('initial-cluster-token'),
+      skipHashCheck: flagBool(ctx.args, 'skip-hash-check'),
+    });
+    ctx.print(formatRestore(r, ctx.format));
+    return EXIT.ok;
+  }
+  if (sub !== 'save') throw usageError('snapshot command supports: save, status, restore');
   if (file === undefined || extra !== undefined)
     throw usageError('snapshot save expects one argument');
   if (ctx.endpoints.length !== 1) {

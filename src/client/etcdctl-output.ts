@@ -457,3 +457,28 @@ export function formatSnapshotStatus(
   if (f === 'table') return table(['HASH', 'REVISION', 'TOTAL KEYS', 'TOTAL SIZE'], [row]);
   return [row.join(', ')];
 }
+
+/** `snapshot restore`: what was built (etcdctl prints only log lines; this says the same). */
+export function formatRestore(
+  r: {
+    dataDir: string;
+    memberId: string;
+    clusterId: string;
+    revision: number;
+    compactRevision: number;
+    records: number;
+    leases: number;
+    remappedLeases: number;
+  },
+  f: OutputFormat,
+): string[] {
+  if (f === 'json') return [stringify(r)];
+  const hex = (id: string) => BigInt(id).toString(16);
+  const lines = [
+    `Restored snapshot into ${r.dataDir}: member ${hex(r.memberId)} of cluster ${hex(r.clusterId)}, ` +
+      `revision ${r.revision} (compacted at ${r.compactRevision}), ${r.records} key records, ${r.leases} leases`,
+  ];
+  if (r.remappedLeases > 0)
+    lines.push(`${r.remappedLeases} lease IDs beyond 2^53 were given new IDs (their low 53 bits)`);
+  return lines;
+}

@@ -71,7 +71,8 @@ export function newCluster(config: MemberConfig): ClusterRecord {
   return { clusterId: clusterId(members.map((m) => m.id)), members, removed: [] };
 }
 
-function findSelf(members: MemberRecord[], config: MemberConfig): MemberRecord {
+/** This member's record in `members`, found by its --initial-advertise-peer-urls. */
+export function findSelf(members: MemberRecord[], config: MemberConfig): MemberRecord {
   const mine = config.initialAdvertisePeerUrls.map(urlString).sort().join(',');
   const self = members.find((m) => [...m.peerURLs].sort().join(',') === mine);
   if (self === undefined) {

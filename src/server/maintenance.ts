@@ -1,6 +1,6 @@
 /**
  * A member's maintenance operations for etcd's Maintenance service: snapshot (the member's
- * Raft snapshot bytes), HashKV (src/store/hash.ts) and MoveLeader (the driver's leadership
+ * state as etcd's bbolt snapshot, streamed: etcd-snapshot.ts), HashKV (src/store/hash.ts) and MoveLeader (the driver's leadership
  * transfer). Status, defragment and alarms need nothing beyond MemberApi.
  */
 import { EtceteraError } from '../errors.js';
@@ -8,9 +8,9 @@ import type { RaftDriver } from '../raft/driver/driver.js';
 import { NodeId } from '../raft/types.js';
 import { hashKeyspace } from '../store/hash.js';
 import type { Store } from '../store/store.js';
+import { etcdSnapshot } from './etcd-snapshot.js';
 import { parseMemberId } from './ids.js';
 import type { MemberRegistry } from './registry.js';
-import { encodeSnapshot } from './snapshot.js';
 import type { MaintenanceApi, ResponseHeader } from './types.js';
 
 export interface MaintenanceDeps {
@@ -28,8 +28,8 @@ export function createMaintenance(d: MaintenanceDeps): MaintenanceApi {
     async snapshot() {
       d.assertServing();
       const header = d.header();
-      const data = encodeSnapshot(d.registry.toRecord(), await d.store.exportSnapshot());
-      return { header, data };
+      const snap = await etcdSnapshot(d.store, d.registry.toRecord());
+      return { header, size: snap.size, chunks: snap.chunks };
     },
     async hashKV(revision) {
       d.assertServing();

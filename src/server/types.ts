@@ -58,10 +58,16 @@ export interface ReadOptions {
  */
 export interface MaintenanceApi {
   /**
-   * A consistent copy of the member's state: the bytes of its Raft snapshot (member registry
-   * and store), read between two applied batches.
+   * A consistent copy of the member's state in etcd's snapshot format (a bbolt database,
+   * src/server/etcd-snapshot.ts), taken between two applied batches: its size is known at
+   * once, its bytes stream from `chunks` (iterate it to the end, or call its `return`, so
+   * the store's snapshot is released).
    */
-  snapshot(): Promise<{ header: ResponseHeader; data: Uint8Array }>;
+  snapshot(): Promise<{
+    header: ResponseHeader;
+    size: number;
+    chunks: AsyncGenerator<Uint8Array, void>;
+  }>;
   /** The keyspace hash at `revision` (0: current); see src/store/hash.ts. */
   hashKV(
     revision: number,

@@ -17,7 +17,7 @@ import { EtceteraError, isEtceteraError } from '../errors.js';
 import { bytesToLatin1 } from '../wire/bytes.js';
 import { CommandApplier, type CommandApplierState, readsPast } from './command-applier.js';
 import { Compactor } from './compactor.js';
-import { type BatchOp, openLevel, type StoreDb, storeDb } from './db.js';
+import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
 import { decodeKvMeta, readU64, u64 } from './encoding.js';
 import { KeyIndex } from './key-index.js';
 import { Lessor } from './lessor.js';
@@ -365,6 +365,19 @@ export class Store implements WatchableStore {
     } finally {
       await snapshot.close();
     }
+  }
+
+  /**
+   * A consistent read-only view of the store's records, taken between two batches, for
+   * exports that stream (an etcd-format snapshot): the caller reads the sublevels at
+   * `snapshot` and must call `close`. Writes go on meanwhile.
+   */
+  async openView(): Promise<{ db: StoreDb; snapshot: Snapshot; close(): Promise<void> }> {
+    const snapshot = await this.exclusive(async () => {
+      this.assertUsable();
+      return this.db.snapshot();
+    });
+    return { db: this.db, snapshot, close: () => snapshot.close() };
   }
 
   /**

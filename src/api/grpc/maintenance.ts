@@ -7,11 +7,11 @@
  * - Defragment: answers success at once; LevelDB compacts its files itself.
  * - Hash, HashKV: a deterministic hash of the keyspace (src/store/hash.ts), equal on members
  *   that applied the same log; Hash is HashKV at the current revision.
- * - Snapshot: the member's Raft snapshot bytes in 32 KiB chunks with remaining_bytes counting
- *   down, then one last message whose blob is the SHA-256 of everything sent, as etcd sends
- *   it. etcdctl 3.4 expects a bbolt file, whose size is a multiple of 512 bytes, and refuses a
- *   stream whose total is not 32 bytes past such a multiple; so the snapshot bytes are padded
- *   with zero bytes to a multiple of 512 (the hash covers the padding).
+ * - Snapshot: the member's state as etcd's snapshot, a bbolt database (src/server/etcd-snapshot.ts),
+ *   streamed as it is built in 32 KiB chunks with remaining_bytes counting down, then one
+ *   last message whose blob is the SHA-256 of everything sent, as etcd sends it. The stream
+ *   waits for the connection to drain before building more; a cancelled call releases the
+ *   store's snapshot.
  * - MoveLeader: leadership transfer, on the leader only.
  * - Downgrade: Unimplemented.
  */
@@ -36,12 +36,17 @@ function maintenanceOf(ctx: GrpcContext): MaintenanceApi {
   return m;
 }
 
-function padTo512(data: Uint8Array): Uint8Array {
-  const size = Math.ceil(data.length / 512) * 512;
-  if (size === data.length) return data;
-  const out = new Uint8Array(size);
-  out.set(data);
-  return out;
+/** Resolves once the call can take more, or is cancelled (then no 'drain' would come). */
+function drainedOrCancelled(call: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      call.off('drain', done);
+      call.off('cancelled', done);
+      resolve();
+    };
+    call.once('drain', done);
+    call.once('cancelled', done);
+  });
 }
 
 export const maintenanceService: ServiceImpl = {
@@ -84,21 +89,31 @@ export const maintenanceService: ServiceImpl = {
         stopped = true;
       });
       const run = async () => {
-        const { header: h, data: raw } = await maintenanceOf(ctx).snapshot();
-        const data = padTo512(raw);
+        const snap = await maintenanceOf(ctx).snapshot();
         const digest = createHash('sha256');
-        const hdr = header(h);
+        const hdr = header(snap.header);
         let sent = 0;
-        while (sent < data.length && !stopped) {
-          const blob = data.subarray(sent, Math.min(data.length, sent + SNAPSHOT_CHUNK));
-          sent += blob.length;
-          digest.update(blob);
-          const ok = call.write(
-            encodeResponse(type, { header: hdr, remaining_bytes: data.length - sent, blob }),
-          );
-          if (!ok) await new Promise((resolve) => call.once('drain', resolve));
+        try {
+          for await (const chunk of snap.chunks) {
+            for (let at = 0; at < chunk.length && !stopped; at += SNAPSHOT_CHUNK) {
+              const blob = chunk.subarray(at, Math.min(chunk.length, at + SNAPSHOT_CHUNK));
+              sent += blob.length;
+              digest.update(blob);
+              const ok = call.write(
+                encodeResponse(type, { header: hdr, remaining_bytes: snap.size - sent, blob }),
+              );
+              if (!ok) await drainedOrCancelled(call);
+            }
+            if (stopped) break;
+          }
+        } finally {
+          await snap.chunks.return(undefined);
         }
         if (stopped) return;
+        if (sent !== snap.size)
+          throw new EtceteraError('ERR_BOLT_WRITE', {
+            detail: `sent ${sent} of ${snap.size} bytes`,
+          });
         call.write(encodeResponse(type, { header: hdr, blob: digest.digest() }));
         call.end();
       };

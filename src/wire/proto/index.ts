@@ -1,6 +1,7 @@
 /**
  * etcd's v3 gRPC wire shapes: the .proto files beside this module (etcdserverpb/rpc.proto,
- * mvccpb/kv.proto, authpb/auth.proto) and a loader for them. Shared by etcetera's gRPC server
+ * mvccpb/kv.proto, authpb/auth.proto, and leasepb/lease.proto for the lease records of etcd's
+ * snapshots) and a loader for them. Shared by etcetera's gRPC server
  * (src/api/grpc) and its gRPC client, so this folder imports nothing of src/server or src/api.
  *
  * `etcdProto()` parses the files once (protobufjs, reflection; no code generation) and
@@ -19,6 +20,7 @@ export const PROTO_FILES = [
   'etcdserverpb/rpc.proto',
   'mvccpb/kv.proto',
   'authpb/auth.proto',
+  'leasepb/lease.proto',
 ] as const;
 
 /** The etcd services, as gRPC names them (`/<package>.<service>/<method>`). */
