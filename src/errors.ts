@@ -25,6 +25,7 @@ export const GrpcCode = {
   Unimplemented: 12,
   Internal: 13,
   Unavailable: 14,
+  DataLoss: 15,
 } as const;
 export type GrpcCode = (typeof GrpcCode)[keyof typeof GrpcCode];
 
@@ -255,6 +256,16 @@ export const ERRORS = {
   ERR_SNAPSHOT_INTEGRITY: {
     grpc: GrpcCode.Internal,
     message: 'etcetera: snapshot integrity check failed',
+  },
+  // --- space quota, alarms and the corruption check (src/store/alarms.ts, src/server) ---
+  ERR_NO_SPACE: {
+    grpc: GrpcCode.ResourceExhausted,
+    message: 'etcdserver: mvcc: database space exceeded',
+  },
+  ERR_CORRUPT_CLUSTER: { grpc: GrpcCode.DataLoss, message: 'etcdserver: corrupt cluster' },
+  ERR_PEER_HASH_MISMATCH: {
+    grpc: GrpcCode.DataLoss,
+    message: 'etcetera: found data inconsistency with peers',
   },
 } as const satisfies Record<string, ErrorSpec>;
 

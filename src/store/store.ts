@@ -13,6 +13,7 @@
  * index it reports.
  */
 import { EtceteraError, isEtceteraError } from '../errors.js';
+import { AlarmSet, META_ALARMS } from './alarms.js';
 import { CommandApplier, type CommandApplierState, readsPast } from './command-applier.js';
 import { Compactor } from './compactor.js';
 import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
@@ -33,6 +34,7 @@ import {
 } from './reader.js';
 import { exportRecords, restoreOps } from './snapshot.js';
 import type {
+  Alarm,
   AppliedIndex,
   Clock,
   Command,
@@ -100,6 +102,7 @@ export interface PreparedStore {
     compactDone: number;
     applied: number;
     index: KeyIndex;
+    alarms: AlarmSet;
   };
 }
 
@@ -140,6 +143,7 @@ export class Store implements WatchableStore {
       ops: [],
       revision: init.revision as Revision,
       compactRevision: init.compact,
+      alarms: init.alarms,
     };
     this.applier = new CommandApplier(this.state, () => this.db.snapshot());
     this.compactor = new Compactor(db, init.compactDone, {
@@ -164,7 +168,7 @@ export class Store implements WatchableStore {
     const db = storeDb(level, !options.db);
     const clock = options.clock ?? systemClock;
     const lessor = new Lessor(options.minLeaseTtl ?? 1, clock);
-    const init = await loadState(db, lessor, new KeyIndex(), clock.now());
+    const init = await loadState(db, lessor, new KeyIndex(), new AlarmSet(), clock.now());
     const resolved: ResolvedOptions = {
       clock,
       maxTxnOps: options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS,
@@ -199,6 +203,14 @@ export class Store implements WatchableStore {
 
   get clock(): Clock {
     return this.options.clock;
+  }
+
+  /**
+   * The raised alarms as applied (alarms.ts): replicated, persisted with the data, in the
+   * Raft snapshot. What etcd keeps in its `alarm` bucket.
+   */
+  alarms(): Alarm[] {
+    return this.state.alarms.list();
   }
 
   /** Number of live keys (from the apply-side index). */
@@ -378,6 +390,7 @@ export class Store implements WatchableStore {
           this.db,
           this.lessor,
           this.state.index,
+          this.state.alarms,
           this.options.clock.now(),
         );
         this.state.revision = init.revision as Revision;
@@ -509,9 +522,16 @@ export class Store implements WatchableStore {
   }
 }
 
-async function loadState(db: StoreDb, lessor: Lessor, index: KeyIndex, nowMs: number) {
+async function loadState(
+  db: StoreDb,
+  lessor: Lessor,
+  index: KeyIndex,
+  alarms: AlarmSet,
+  nowMs: number,
+) {
   lessor.clear();
   index.clear();
+  alarms.load(await db.meta.get(META_ALARMS));
   const num = (name: Uint8Array, absent: number) =>
     readMetaNumber(db.meta, name, undefined, absent);
   const revision = await num(META_REVISION, 1);
@@ -538,5 +558,5 @@ async function loadState(db: StoreDb, lessor: Lessor, index: KeyIndex, nowMs: nu
     }
   }
   await it.close();
-  return { revision, compact, compactDone, applied, index };
+  return { revision, compact, compactDone, applied, index, alarms };
 }
