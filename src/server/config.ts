@@ -9,6 +9,7 @@
 import { EtceteraError } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
 import { DEFAULT_MAX_WATCHES_PER_STREAM } from '../watchcache/etcd-session.js';
+import { quotaBytesOf } from './quota.js';
 
 export const ClusterState = { NEW: 'new', EXISTING: 'existing' } as const;
 export type ClusterState = (typeof ClusterState)[keyof typeof ClusterState];
@@ -60,6 +61,12 @@ export interface MemberConfig {
   cors: string[];
   /** --host-whitelist: Host names accepted besides IPs, localhost and the client URLs' hosts. */
   hostWhitelist: string[];
+  /** --quota-backend-bytes, resolved: 0 given means etcd's default, 2 GiB (src/server/quota.ts). */
+  quotaBackendBytes: number;
+  /** --experimental-initial-corrupt-check: compare HashKV with the peers before serving. */
+  initialCorruptCheck: boolean;
+  /** --experimental-corrupt-check-time in ms: the leader's periodic check; 0 = off. */
+  corruptCheckMs: number;
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -105,6 +112,10 @@ export interface MemberConfigInput {
   cors?: string;
   /** Comma-separated, as etcd's --host-whitelist. */
   hostWhitelist?: string;
+  quotaBackendBytes?: number;
+  initialCorruptCheck?: boolean | string;
+  /** A duration ("5m", "30s", "1m30s") or milliseconds as a number. */
+  corruptCheckTime?: string | number;
 }
 
 function bad(detail: string): EtceteraError {
@@ -272,7 +283,33 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     ),
     cors: parseCorsOrigins(input.cors),
     hostWhitelist: parseHostWhitelist(input.hostWhitelist),
+    quotaBackendBytes: quotaBytesOf(nonNegativeInt('quota-backend-bytes', input.quotaBackendBytes)),
+    initialCorruptCheck: bool(
+      'experimental-initial-corrupt-check',
+      input.initialCorruptCheck,
+      false,
+    ),
+    corruptCheckMs:
+      typeof input.corruptCheckTime === 'number'
+        ? nonNegativeInt('experimental-corrupt-check-time', input.corruptCheckTime)
+        : parseDuration('experimental-corrupt-check-time', input.corruptCheckTime ?? '0s'),
   };
+}
+
+function nonNegativeInt(flag: string, v: number | undefined): number {
+  if (v === undefined) return 0;
+  if (!Number.isSafeInteger(v) || v < 0) throw bad(`--${flag} must be an integer >= 0`);
+  return v;
+}
+
+/** A Go-style duration ("5m", "1m30s", "250ms", "0"), as etcd's duration flags take. */
+export function parseDuration(flag: string, text: string): number {
+  const t = text.trim();
+  if (t === '0') return 0;
+  const parts = [...t.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== t)
+    throw bad(`--${flag}: ${JSON.stringify(text)} is not a duration (e.g. 5m, 30s)`);
+  return Math.round(parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2]!]!, 0));
 }
 
 function bool(flag: string, v: boolean | string | undefined, dflt: boolean): boolean {

@@ -29,6 +29,10 @@ const FLAGS = {
   'strict-reconfig-check': ['strictReconfigCheck', false],
   cors: ['cors', false],
   'host-whitelist': ['hostWhitelist', false],
+  // --- space quota and the corruption check ---
+  'quota-backend-bytes': ['quotaBackendBytes', true],
+  'experimental-initial-corrupt-check': ['initialCorruptCheck', false],
+  'experimental-corrupt-check-time': ['corruptCheckTime', false],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -96,4 +100,11 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --cors                         origins browsers may call from, comma-separated, or * (default: none)
   --host-whitelist               Host names accepted besides IP addresses, localhost and the
                                  client URLs' hosts, comma-separated, or * (default: none)
+  --quota-backend-bytes          database size that raises the NOSPACE alarm (default 0 = 2 GiB)
+  --experimental-initial-corrupt-check
+                                 true | false: compare the keyspace hash with the peers' before
+                                 serving; refuse to start on a mismatch (default false)
+  --experimental-corrupt-check-time
+                                 how often the leader compares members' hashes and raises
+                                 CORRUPT on a mismatch, e.g. 5m (default 0s = off)
 `;
