@@ -167,3 +167,36 @@ t.test(
     t.same(m.store.alarms(), []);
   },
 );
+
+t.test('bad alarm requests get a clear error and change nothing', async (t) => {
+  const m = await startSingle(t.testdir());
+  t.teardown(() => m.stop());
+  await waitFor('leader', () => m.health().health);
+  const url = m.clientUrls[0]!.href.replace(/\/$/, '');
+  const post = async (body: unknown) => {
+    const res = await fetch(`${url}/v3/maintenance/alarm`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const bad = [
+    { action: 'RAISE', memberID: '1', alarm: 'NOSPACE' },
+    { action: 'ACTIVATE', memberID: '-1', alarm: 'NOSPACE' },
+    { action: 'ACTIVATE', memberID: '18446744073709551616', alarm: 'NOSPACE' },
+    { action: 'ACTIVATE', memberID: '1', alarm: 'FULL' },
+    { action: 'ACTIVATE', memberID: '1' },
+    { action: 'ACTIVATE', memberID: '1', alarm: 'NOSPACE', extra: true },
+  ];
+  for (const body of bad) {
+    const r = await post(body);
+    t.equal(r.status, 400, `${JSON.stringify(body)}: ${String(r.body.message)}`);
+  }
+  t.same(m.store.alarms(), []);
+  t.same((await post({})).body, {}, 'GET with no alarms: {} as etcd answers');
+  t.same(
+    (await post({ action: 'DEACTIVATE', memberID: '1', alarm: 'CORRUPT' })).body,
+    {},
+    'clearing an absent alarm',
+  );
+});
