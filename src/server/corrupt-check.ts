@@ -30,6 +30,8 @@ export interface CorruptCheckDeps {
   hash(revision: number): Promise<KeyspaceHash>;
   /** Proposes a CORRUPT alarm for `memberId` (decimal). */
   raiseCorrupt(memberId: string): Promise<unknown>;
+  /** Whether CORRUPT is raised for `memberId` already (as applied here). */
+  corruptRaised(memberId: string): boolean;
   isLeader(): boolean;
   logger: Logger;
   /** The periodic check's interval; 0: none. */
@@ -128,6 +130,7 @@ export class CorruptChecker {
       bad.push(p.id);
     }
     for (const id of bad) {
+      if (this.d.corruptRaised(id)) continue;
       await this.d.raiseCorrupt(id).catch((e: unknown) => {
         if (!isEtceteraError(e)) throw e;
         this.d.logger.warn({ peer: id, err: e.message }, 'could not raise the CORRUPT alarm');

@@ -180,6 +180,8 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       hash: (revision) => hashKeyspace(this.store, revision),
       raiseCorrupt: (memberId) =>
         this.proposeChecked({ op: 'alarm', action: 'activate', memberId, alarm: 'CORRUPT' }),
+      corruptRaised: (memberId) =>
+        this.store.alarms().some((a) => a.memberId === memberId && a.alarm === 'CORRUPT'),
       isLeader: () => this.w.leases.isLeader(),
       logger: this.logger,
       intervalMs: b.config.corruptCheckMs,

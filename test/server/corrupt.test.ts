@@ -118,6 +118,9 @@ t.test('HashKV agrees on three members; a corrupted member is found', async (t) 
       [{ memberId: victimId, alarm: 'CORRUPT' }],
       `${m.config.name} holds the alarm`,
     );
+  const index = leader.store.appliedIndex;
+  await new Promise((r) => setTimeout(r, 1500));
+  t.equal(leader.store.appliedIndex, index, 'later checks do not propose the raised alarm again');
   const w = await c
     .member('a')
     .write({ op: 'put', key: enc('x'), value: enc('y') })
