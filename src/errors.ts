@@ -25,6 +25,7 @@ export const GrpcCode = {
   Unimplemented: 12,
   Internal: 13,
   Unavailable: 14,
+  DataLoss: 15,
 } as const;
 export type GrpcCode = (typeof GrpcCode)[keyof typeof GrpcCode];
 
@@ -276,6 +277,16 @@ export const ERRORS = {
   ERR_RESTORE_DATA_DIR_EXISTS: {
     grpc: GrpcCode.AlreadyExists,
     message: 'etcetera: the restore target data dir already exists',
+  },
+  // --- space quota, alarms and the corruption check (src/store/alarms.ts, src/server) ---
+  ERR_NO_SPACE: {
+    grpc: GrpcCode.ResourceExhausted,
+    message: 'etcdserver: mvcc: database space exceeded',
+  },
+  ERR_CORRUPT_CLUSTER: { grpc: GrpcCode.DataLoss, message: 'etcdserver: corrupt cluster' },
+  ERR_PEER_HASH_MISMATCH: {
+    grpc: GrpcCode.DataLoss,
+    message: 'etcetera: found data inconsistency with peers',
   },
 } as const satisfies Record<string, ErrorSpec>;
 

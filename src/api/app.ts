@@ -2,8 +2,8 @@
  * The etcd v3 JSON API as an express 5 app over one member.
  *
  * Every route is a POST of one JSON message, dispatched from a table (kv.ts, lease.ts,
- * cluster.ts) by exact path (`/v3beta/` paths as their `/v3/` twins, as etcd 3.4 serves them); /v3/watch streams (watch-mount.ts); GET /health, /metrics and
- * /version are plain handlers. The
+ * cluster.ts) by exact path (`/v3beta/` paths as their `/v3/` twins, as etcd 3.4 serves them); /v3/watch streams (watch-mount.ts); GET /health, /livez, /readyz
+ * and /healthz (health.ts), /metrics and /version are plain handlers. The
  * request path of a POST route, in order, and who may refuse it:
  *   1. the raw body is read up to a byte bound (body.ts)          → request is too large
  *   2. it is parsed as JSON                                       → malformed JSON
@@ -23,9 +23,11 @@ import { parseJson, rawBodyLimit, readBody } from './body.js';
 import { clusterRoutes } from './etcd/cluster.js';
 import { kvRoutes } from './etcd/kv.js';
 import { leaseRoutes } from './etcd/lease.js';
+import { maintenanceRoutes } from './etcd/maintenance.js';
 import { canonicalEtcdPath } from './etcd/paths.js';
 import type { Route, RouteContext } from './etcd/route.js';
 import { SNAPSHOT_PATH, serveSnapshot } from './etcd/snapshot.js';
+import { isHealthPath, mountHealth } from './health.js';
 import { type MountOptions, mountKubernetes } from './k8s/index.js';
 import { apiMetrics } from './metrics.js';
 import { routeNotFound, sendError, sendJson, streamChunk, streamErrorChunk } from './respond.js';
@@ -67,7 +69,7 @@ export interface EtcdApi {
 export const DEFAULT_VERSION = { server: '3.4.23', cluster: '3.4.0' } as const;
 
 const POST_ROUTES: ReadonlyMap<string, Route> = new Map(
-  Object.entries({ ...kvRoutes, ...leaseRoutes, ...clusterRoutes }),
+  Object.entries({ ...kvRoutes, ...leaseRoutes, ...clusterRoutes, ...maintenanceRoutes }),
 );
 const GET_ROUTES = new Set(['/health', '/metrics', '/version']);
 
@@ -155,12 +157,7 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
     );
     void servePost(req, res, route, ctx, bodyLimit, options.logger);
   });
-  router.get('/health', (_req, res) => {
-    const h = member.health();
-    // etcd 3.4 prints health as a string; the reason (etcd 3.5) only when unhealthy.
-    const body = h.health ? { health: 'true' } : { health: 'false', reason: h.reason };
-    sendJson(res, h.health ? 200 : 503, body);
-  });
+  mountHealth(router, member);
   router.get('/version', (_req, res) => {
     sendJson(res, 200, { etcdserver: version.server, etcdcluster: version.cluster });
   });
@@ -174,7 +171,7 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
       .catch(next);
   });
   router.use((req: Request, res: Response, next: NextFunction) => {
-    if (!GET_ROUTES.has(req.path)) return next();
+    if (!GET_ROUTES.has(req.path) && !isHealthPath(req.path)) return next();
     if (req.method === 'OPTIONS') return sendPreflight(res);
     methodNotAllowed(res, 'GET');
   });

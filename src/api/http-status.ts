@@ -28,6 +28,7 @@ export const HTTP_STATUS_BY_GRPC: Readonly<Record<GrpcCode, number>> = {
   [GrpcCode.Unimplemented]: 501,
   [GrpcCode.Internal]: 500,
   [GrpcCode.Unavailable]: 503,
+  [GrpcCode.DataLoss]: 500,
 };
 
 /** HTTP status of every error etcetera raises, as etcd's gateway would answer it. */
@@ -122,6 +123,10 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_BOLT_WRITE: 500,
   ERR_SNAPSHOT_LAYOUT: 400,
   ERR_RESTORE_DATA_DIR_EXISTS: 409,
+  // --- space quota, alarms and the corruption check: the gateway's statuses ---
+  ERR_NO_SPACE: 429,
+  ERR_CORRUPT_CLUSTER: 500,
+  ERR_PEER_HASH_MISMATCH: 500,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

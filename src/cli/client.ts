@@ -484,8 +484,13 @@ async function cmdDefrag(ctx: Ctx): Promise<number> {
   for (const endpoint of ctx.endpoints) {
     await withEndpoint(ctx, endpoint, async (one) => {
       try {
+        // etcd's Defragment answer carries no sizes: the member's status before and after.
+        const before = await one.status().catch(() => undefined);
         await one.defragment();
+        const after = await one.status().catch(() => undefined);
         ctx.print([`Finished defragmenting etcd member[${endpoint}]`]);
+        if (before !== undefined && after !== undefined)
+          ctx.print([`db size of member[${endpoint}]: ${before.dbSize} -> ${after.dbSize} bytes`]);
       } catch (e) {
         ctx.io.stderr(`Failed to defragment etcd member[${endpoint}] (${(e as Error).message})\n`);
         failures++;

@@ -9,6 +9,7 @@
 import { EtceteraError } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
 import { DEFAULT_MAX_WATCHES_PER_STREAM } from '../watchcache/etcd-session.js';
+import { quotaBytesOf } from './quota.js';
 
 export const ClusterState = { NEW: 'new', EXISTING: 'existing' } as const;
 export type ClusterState = (typeof ClusterState)[keyof typeof ClusterState];
@@ -69,6 +70,12 @@ export interface MemberConfig {
   grpcKeepaliveIntervalMs: number;
   /** --grpc-keepalive-timeout: how long a ping may go unanswered before the connection is closed (0: never). */
   grpcKeepaliveTimeoutMs: number;
+  /** --quota-backend-bytes, resolved: 0 given means etcd's default, 2 GiB (src/server/quota.ts). */
+  quotaBackendBytes: number;
+  /** --experimental-initial-corrupt-check: compare HashKV with the peers before serving. */
+  initialCorruptCheck: boolean;
+  /** --experimental-corrupt-check-time in ms: the leader's periodic check; 0 = off. */
+  corruptCheckMs: number;
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -124,6 +131,10 @@ export interface MemberConfigInput {
   grpcKeepaliveMinTime?: string;
   grpcKeepaliveInterval?: string;
   grpcKeepaliveTimeout?: string;
+  quotaBackendBytes?: number;
+  initialCorruptCheck?: boolean | string;
+  /** A duration ("5m", "30s", "1m30s") or milliseconds as a number. */
+  corruptCheckTime?: string | number;
 }
 
 function bad(detail: string): EtceteraError {
@@ -304,7 +315,23 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       'grpc-keepalive-timeout',
       input.grpcKeepaliveTimeout ?? DEFAULTS.grpcKeepaliveTimeout,
     ),
+    quotaBackendBytes: quotaBytesOf(nonNegativeInt('quota-backend-bytes', input.quotaBackendBytes)),
+    initialCorruptCheck: bool(
+      'experimental-initial-corrupt-check',
+      input.initialCorruptCheck,
+      false,
+    ),
+    corruptCheckMs:
+      typeof input.corruptCheckTime === 'number'
+        ? nonNegativeInt('experimental-corrupt-check-time', input.corruptCheckTime)
+        : parseDuration('experimental-corrupt-check-time', input.corruptCheckTime ?? '0s'),
   };
+}
+
+function nonNegativeInt(flag: string, v: number | undefined): number {
+  if (v === undefined) return 0;
+  if (!Number.isSafeInteger(v) || v < 0) throw bad(`--${flag} must be an integer >= 0`);
+  return v;
 }
 
 /** HTTP/2 carries SETTINGS_MAX_CONCURRENT_STREAMS in 32 bits. */

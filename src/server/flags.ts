@@ -34,6 +34,10 @@ const FLAGS = {
   'grpc-keepalive-min-time': ['grpcKeepaliveMinTime', false],
   'grpc-keepalive-interval': ['grpcKeepaliveInterval', false],
   'grpc-keepalive-timeout': ['grpcKeepaliveTimeout', false],
+  // --- space quota and the corruption check ---
+  'quota-backend-bytes': ['quotaBackendBytes', true],
+  'experimental-initial-corrupt-check': ['initialCorruptCheck', false],
+  'experimental-corrupt-check-time': ['corruptCheckTime', false],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -106,4 +110,11 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --grpc-keepalive-min-time      a client pinging more often gets GOAWAY (default ${DEFAULTS.grpcKeepaliveMinTime})
   --grpc-keepalive-interval      how often the member pings a client, 0 to disable (default ${DEFAULTS.grpcKeepaliveInterval})
   --grpc-keepalive-timeout       wait for the ping's answer before closing, 0 to disable (default ${DEFAULTS.grpcKeepaliveTimeout})
+  --quota-backend-bytes          database size that raises the NOSPACE alarm (default 0 = 2 GiB)
+  --experimental-initial-corrupt-check
+                                 true | false: compare the keyspace hash with the peers' before
+                                 serving; refuse to start on a mismatch (default false)
+  --experimental-corrupt-check-time
+                                 how often the leader compares members' hashes and raises
+                                 CORRUPT on a mismatch, e.g. 5m (default 0s = off)
 `;

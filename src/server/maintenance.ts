@@ -1,13 +1,15 @@
 /**
  * A member's maintenance operations for etcd's Maintenance service: snapshot (the member's
- * state as etcd's bbolt snapshot, streamed: etcd-snapshot.ts), HashKV (src/store/hash.ts) and MoveLeader (the driver's leadership
- * transfer). Status, defragment and alarms need nothing beyond MemberApi.
+ * state as etcd's bbolt snapshot, streamed: etcd-snapshot.ts), HashKV (src/store/hash.ts), MoveLeader (the driver's leadership
+ * transfer), Alarm (src/server/alarms.ts) and Defragment (src/server/defrag.ts).
  */
 import { EtceteraError } from '../errors.js';
 import type { RaftDriver } from '../raft/driver/driver.js';
 import { NodeId } from '../raft/types.js';
 import { hashKeyspace } from '../store/hash.js';
 import type { Store } from '../store/store.js';
+import { type AlarmDeps, handleAlarm } from './alarms.js';
+import type { Defragmenter } from './defrag.js';
 import { etcdSnapshot } from './etcd-snapshot.js';
 import { parseMemberId } from './ids.js';
 import type { MemberRegistry } from './registry.js';
@@ -21,6 +23,8 @@ export interface MaintenanceDeps {
   header(): ResponseHeader;
   /** Throws when the member is stopping or failed. */
   assertServing(): void;
+  alarms: AlarmDeps;
+  defrag: Defragmenter;
 }
 
 export function createMaintenance(d: MaintenanceDeps): MaintenanceApi {
@@ -46,6 +50,15 @@ export function createMaintenance(d: MaintenanceDeps): MaintenanceApi {
         throw new EtceteraError('ERR_BAD_LEADER_TRANSFEREE');
       await d.driver.transferLeader(NodeId(target));
       return { header: d.header() };
+    },
+    async alarm(request) {
+      d.assertServing();
+      return handleAlarm(d.alarms, request);
+    },
+    async defragment() {
+      d.assertServing();
+      const r = await d.defrag.run();
+      return { header: d.header(), ...r };
     },
   };
 }

@@ -25,14 +25,19 @@ import { EtceteraError } from '../errors.js';
 import type { LeaderChange } from '../raft/driver/types.js';
 import { LevelRaftStorage, type RaftDb } from '../raft/storage/level-storage.js';
 import { type ConfChange, ConfChangeType, NONE, type NodeId, Role } from '../raft/types.js';
+import { hashKeyspace } from '../store/hash.js';
 import { Store } from '../store/store.js';
 import type { Command, CommandResult, LeaseId, RangeRequest, RangeResult } from '../store/types.js';
 import { checkCommand } from '../store/validate.js';
+import { alarmText } from './alarms.js';
 import { confStateOf } from './apply.js';
 import { establishIdentity } from './bootstrap.js';
 import { apiFace, ClientListeners, ServeGate } from './client-http.js';
 import { type MemberConfig, minLeaseTtlSeconds, requestTimeoutMs, urlString } from './config.js';
+import { type CorruptCheckDeps, CorruptChecker, initialCorruptCheck } from './corrupt-check.js';
 import { openDataDir } from './data-dir.js';
+import { Defragmenter } from './defrag.js';
+import { MemberHealth } from './health.js';
 import { parseMemberId } from './ids.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMaintenance } from './maintenance.js';
@@ -44,6 +49,7 @@ import {
   updateMember,
 } from './membership.js';
 import { closeServer, listen } from './peer-http.js';
+import { SpaceQuota } from './quota.js';
 import type { MemberRegistry } from './registry.js';
 import type {
   MaintenanceApi,
@@ -72,6 +78,11 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   readonly registry: MemberRegistry;
   readonly maxRequestBytes: number;
   readonly maintenance: MaintenanceApi;
+  readonly probes: MemberHealth;
+  /** --quota-backend-bytes (quota.ts). */
+  readonly quota: SpaceQuota;
+  private readonly corruptCheck: CorruptCheckDeps;
+  private readonly corruptChecker: CorruptChecker;
   private readonly w: Wired;
   private readonly db: RaftDb;
   private readonly storage: LevelRaftStorage;
@@ -135,6 +146,21 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       advertisedClientUrls: () => this.advertisedClientUrls(),
       onPublished: () => this.gate.open(),
     });
+    const dbDir = join(b.config.dataDir, 'db');
+    const selfId = String(this.id);
+    this.quota = new SpaceQuota({
+      quotaBytes: b.config.quotaBackendBytes,
+      dbDir,
+      raised: () => this.store.alarms().some((a) => a.memberId === selfId && a.alarm === 'NOSPACE'),
+      raise: () =>
+        this.w.requests.propose({
+          op: 'alarm',
+          action: 'activate',
+          memberId: selfId,
+          alarm: 'NOSPACE',
+        }),
+      logger: this.logger,
+    });
     this.maintenance = createMaintenance({
       store: this.store,
       registry: this.registry,
@@ -142,6 +168,43 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       selfId: this.id,
       header: () => this.header(),
       assertServing: () => this.assertServing(),
+      alarms: {
+        alarms: () => this.store.alarms(),
+        propose: (c) => this.proposeChecked(c),
+        logger: this.logger,
+      },
+      defrag: new Defragmenter({
+        db,
+        dbDir,
+        logger: this.logger,
+        onDone: () => void this.quota.sample(),
+      }),
+    });
+    this.corruptCheck = {
+      selfId: this.id,
+      registry: this.registry,
+      hash: (revision) => hashKeyspace(this.store, revision),
+      raiseCorrupt: (memberId) =>
+        this.proposeChecked({ op: 'alarm', action: 'activate', memberId, alarm: 'CORRUPT' }),
+      corruptRaised: (memberId) =>
+        this.store.alarms().some((a) => a.memberId === memberId && a.alarm === 'CORRUPT'),
+      isLeader: () => this.w.leases.isLeader(),
+      logger: this.logger,
+      intervalMs: b.config.corruptCheckMs,
+    };
+    this.corruptChecker = new CorruptChecker(this.corruptCheck);
+    this.probes = new MemberHealth({
+      failure: () => this.failure?.message,
+      stopping: () => this.stopping !== undefined,
+      removed: () => this.removed,
+      hasLeader: () => this.w.driver.status().leader !== NONE,
+      alarms: () => this.store.alarms(),
+      commitIndex: () => this.w.driver.status().commit,
+      appliedIndex: () => this.w.driver.status().applied,
+      storeRevision: () => this.store.currentRevision,
+      cacheRevision: () => this.w.watchCache.revision,
+      readBarrier: () => this.w.requests.readBarrier(),
+      localRead: () => this.store.range({ key: new Uint8Array([0]), limit: 1, countOnly: true }),
     });
   }
 
@@ -152,7 +215,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       bound.port = String(a.port);
       this.boundPeerUrls.push(bound);
     }
+    if (this.config.initialCorruptCheck) await initialCorruptCheck(this.corruptCheck);
+    await this.quota.start();
     await this.w.driver.start();
+    this.corruptChecker.start();
     const { cors, hostWhitelist, listenClientUrls, advertiseClientUrls } = this.config;
     const clientHosts = [...listenClientUrls, ...advertiseClientUrls].map((u) => u.hostname);
     const face = this.gate.guard(
@@ -257,7 +323,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       raftIndex: st.commit,
       raftTerm: st.term,
       raftAppliedIndex: st.applied,
-      errors: this.failure === undefined ? [] : [String(this.failure.message)],
+      errors: [
+        ...(this.failure === undefined ? [] : [String(this.failure.message)]),
+        ...this.store.alarms().map(alarmText),
+      ],
       isLearner: this.isLearner,
     };
   }
@@ -283,8 +352,17 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     let c = command;
     if (c.op === 'leaseGrant' && c.id === 0) c = { ...c, id: this.store.lessor.chooseId() };
     checkCommand(c, this.store.limits);
+    await this.quota.check(c);
     const result = await this.w.requests.propose(c);
     return { header: this.header(result.result.revision), result };
+  }
+
+  /** Proposes a command the member itself makes (alarms): checked, not quota-bound. */
+  private async proposeChecked(c: Command): Promise<CommandResult> {
+    this.assertServing();
+    this.refuseLearner();
+    checkCommand(c, this.store.limits);
+    return this.w.requests.propose(c);
   }
 
   // --- MemberApi: leases ---
@@ -418,6 +496,8 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   private async stopNow(): Promise<void> {
     this.logger.info('stopping');
     this.w.presence.stop();
+    this.quota.stop();
+    this.corruptChecker.stop();
     this.w.reaper.stop();
     this.w.compactor.stop();
     await this.clients?.close();

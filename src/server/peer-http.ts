@@ -6,6 +6,9 @@
  *   POST /leases/keepalive {id}      a follower forwards a keepalive to the leader
  *   POST /leases/timetolive {id, keys}
  *   GET  /version
+ *   GET  /hashkv?revision=N          the keyspace hash at N (the corruption check), members
+ *                                    only: the asker names itself in x-etcetera-member-id
+ *                                    and the cluster in x-etcetera-cluster-id
  *
  * Lease requests must reach the leader: a member that is not the leader answers 409, and
  * the forwarding member looks up the new leader and tries again. Bodies are small JSON; IDs
@@ -13,7 +16,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
+import { isEtceteraError } from '../errors.js';
 import type { RaftTransport } from '../raft/driver/transport.js';
+import type { KeyspaceHash } from '../store/hash.js';
 import type { LeaseId, LeaseTimeToLive } from '../store/types.js';
 import type { ClusterRecord } from './registry.js';
 
@@ -23,7 +28,16 @@ export interface PeerHandlers {
   keepAlive(id: LeaseId): Promise<number> | undefined;
   timeToLive(id: LeaseId, keys: boolean): Promise<LeaseTimeToLive> | undefined;
   version(): Record<string, string>;
+  /** Whether `id` (decimal) is a current member of cluster `clusterId`. */
+  isMember(id: string, clusterId: string): boolean;
+  /** The hash at `revision`, once this member has applied it (waits a little). */
+  hashKV(revision: number): Promise<KeyspaceHash>;
 }
+
+/** A peer's answer to GET /hashkv. */
+export type PeerHash =
+  | { kind: 'hash'; hash: number; revision: number; compactRevision: number }
+  | { kind: 'error'; code: string };
 
 const MAX_BODY = 64 * 1024;
 
@@ -41,6 +55,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, h: PeerHandlers
   const path = new URL(req.url ?? '/', 'http://x').pathname;
   if (req.method === 'GET' && path === '/members') return reply(res, 200, h.cluster());
   if (req.method === 'GET' && path === '/version') return reply(res, 200, h.version());
+  if (req.method === 'GET' && path === '/hashkv') return hashKV(req, res, h);
   if (req.method === 'POST' && (path === '/leases/keepalive' || path === '/leases/timetolive')) {
     const body = (await readJson(req)) as { id?: unknown; keys?: unknown } | undefined;
     const id = Number(body?.id);
@@ -57,6 +72,27 @@ async function handle(req: IncomingMessage, res: ServerResponse, h: PeerHandlers
     return reply(res, 200, { ttl: t.ttl, grantedTtl: t.grantedTtl, keys });
   }
   reply(res, 404, { error: 'not found' });
+}
+
+async function hashKV(req: IncomingMessage, res: ServerResponse, h: PeerHandlers): Promise<void> {
+  const from = String(req.headers['x-etcetera-member-id'] ?? '');
+  const cluster = String(req.headers['x-etcetera-cluster-id'] ?? '');
+  if (!h.isMember(from, cluster)) return reply(res, 403, { error: 'members only' });
+  const text = new URL(req.url ?? '/', 'http://x').searchParams.get('revision') ?? '0';
+  const revision = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(revision))
+    return reply(res, 400, { error: 'bad revision' });
+  try {
+    const r = await h.hashKV(revision);
+    return reply(res, 200, {
+      hash: r.hash,
+      revision: r.revision,
+      compactRevision: r.compactRevision,
+    });
+  } catch (e) {
+    if (!isEtceteraError(e)) throw e;
+    return reply(res, 409, { code: e.code });
+  }
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
@@ -137,6 +173,34 @@ export async function forwardLease(
     });
     if (!res.ok) return undefined;
     return (await res.json()) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** GET a peer's /hashkv at `revision`; undefined when it does not answer or refuses us. */
+export async function fetchPeerHash(
+  peerUrl: string,
+  revision: number,
+  selfId: unknown,
+  clusterId: string,
+): Promise<PeerHash | undefined> {
+  try {
+    const url = new URL('/hashkv', peerUrl);
+    url.searchParams.set('revision', String(revision));
+    const res = await fetch(url, {
+      headers: { 'x-etcetera-member-id': String(selfId), 'x-etcetera-cluster-id': clusterId },
+      signal: AbortSignal.timeout(PEER_TIMEOUT_MS * 3),
+    });
+    const body = (await res.json()) as Record<string, unknown>;
+    if (res.status === 409) return { kind: 'error', code: String(body.code) };
+    if (!res.ok) return undefined;
+    return {
+      kind: 'hash',
+      hash: Number(body.hash),
+      revision: Number(body.revision),
+      compactRevision: Number(body.compactRevision),
+    };
   } catch {
     return undefined;
   }

@@ -8,6 +8,7 @@
  */
 import type { Registry } from 'prom-client';
 import type {
+  Alarm,
   Command,
   CommandResult,
   LeaseId,
@@ -18,6 +19,7 @@ import type {
   WatchableStore,
 } from '../store/types.js';
 import type { Cacher } from '../watchcache/cacher.js';
+import type { EtcdHealthOptions, NamedCheck } from './health.js';
 
 export interface ResponseHeader {
   clusterId: string;
@@ -52,6 +54,14 @@ export interface ReadOptions {
   serializable?: boolean;
 }
 
+/** etcd's AlarmRequest. `alarm` NONE means any type (GET) and matches nothing otherwise. */
+export interface AlarmRequest {
+  action: 'GET' | 'ACTIVATE' | 'DEACTIVATE';
+  /** Decimal uint64; 0 when absent. */
+  memberId: string;
+  alarm: 'NONE' | 'NOSPACE' | 'CORRUPT';
+}
+
 /**
  * etcd's Maintenance calls beyond status: a snapshot of the store, keyspace hashes and
  * leadership transfer. Optional on MemberApi so that test doubles need not offer them.
@@ -74,6 +84,23 @@ export interface MaintenanceApi {
   ): Promise<{ header: ResponseHeader; hash: number; compactRevision: number; revision: number }>;
   /** Hands leadership to `targetId` (decimal); on the leader only, as etcd. */
   moveLeader(targetId: string): Promise<{ header: ResponseHeader }>;
+  /**
+   * etcd's Alarm: GET lists the raised alarms (of one type, or all for NONE) as this member
+   * applied them; ACTIVATE and DEACTIVATE go through Raft and answer the alarm changed.
+   */
+  alarm(request: AlarmRequest): Promise<{ alarms: Alarm[] }>;
+  /** Reclaims space in this member's database; sizes in bytes (see src/server/defrag.ts). */
+  defragment(): Promise<{ header: ResponseHeader; dbSizeBefore: number; dbSizeAfter: number }>;
+}
+
+/** The member's health probes (src/server/health.ts); src/api/health.ts serves them. */
+export interface HealthProbes {
+  /** etcd's /health. */
+  etcd(options: EtcdHealthOptions): Promise<{ health: boolean; reason: string }>;
+  /** kube-apiserver's /livez checks. */
+  readonly livez: readonly NamedCheck[];
+  /** kube-apiserver's /readyz (and /healthz) checks. */
+  readonly readyz: readonly NamedCheck[];
 }
 
 /** What a face needs of a member. */
@@ -138,4 +165,6 @@ export interface MemberApi {
   readonly maxRequestBytes: number;
   /** Snapshot, hash and leadership transfer (the gRPC Maintenance service). */
   readonly maintenance?: MaintenanceApi;
+  /** Health probes; without them, /health and the probes use `health()` alone. */
+  readonly probes?: HealthProbes;
 }

@@ -12,12 +12,14 @@ import { type DroppedMessage, RaftTransport } from '../raft/driver/transport.js'
 import type { LeaderChange } from '../raft/driver/types.js';
 import type { LevelRaftStorage } from '../raft/storage/level-storage.js';
 import { type ConfChange, LogIndex, NONE, type NodeId, Role } from '../raft/types.js';
+import { hashKeyspace } from '../store/hash.js';
 import type { Store } from '../store/store.js';
 import type { LeaseId } from '../store/types.js';
 import { Cacher } from '../watchcache/cacher.js';
 import { MemberApplication } from './apply.js';
 import { AutoCompactor } from './compaction.js';
 import { type MemberConfig, parseRetention, requestTimeoutMs } from './config.js';
+import { parseMemberId } from './ids.js';
 import { LeaseService } from './lease-service.js';
 import { LeaseReaper } from './leases.js';
 import type { Logger } from './logger.js';
@@ -27,6 +29,7 @@ import { createPeerServer } from './peer-http.js';
 import { Presence } from './presence.js';
 import type { MemberRegistry } from './registry.js';
 import { RaftRequests } from './requests.js';
+import { untilDeadline } from './util.js';
 import { ETCD_CLUSTER_VERSION, ETCD_VERSION } from './version.js';
 
 export interface Tuning {
@@ -133,6 +136,19 @@ export function wire(b: Base, hooks: Hooks): Wired {
       timeToLive: (lease: LeaseId, keys: boolean) =>
         w.leases.isLeader() ? w.leases.leaderTimeToLive(lease, keys) : undefined,
       version: () => ({ etcdserver: ETCD_VERSION, etcdcluster: ETCD_CLUSTER_VERSION }),
+      isMember: (from, cluster) => {
+        const peer = parseMemberId(from);
+        return (
+          cluster === b.registry.clusterId &&
+          peer !== undefined &&
+          b.registry.get(peer) !== undefined
+        );
+      },
+      hashKV: async (revision) => {
+        // A follower may not have applied the asker's revision yet: give it a moment.
+        await untilDeadline(Date.now() + 2000, 10, () => b.store.currentRevision >= revision);
+        return hashKeyspace(b.store, revision);
+      },
     }),
   );
   return w;

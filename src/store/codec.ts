@@ -7,7 +7,16 @@
 import { EtceteraError } from '../errors.js';
 import type { Command } from './types.js';
 
-const OPS = new Set(['put', 'deleteRange', 'txn', 'compact', 'leaseGrant', 'leaseRevoke', 'noop']);
+const OPS = new Set([
+  'put',
+  'deleteRange',
+  'txn',
+  'compact',
+  'leaseGrant',
+  'leaseRevoke',
+  'alarm',
+  'noop',
+]);
 
 export function encodeCommand(c: Command): Uint8Array {
   // Look at the holder's own value, not `v`: JSON.stringify has already turned a Buffer into

@@ -11,6 +11,7 @@
  *   3. the changes, in request order, each visible to the reads after it.
  */
 import { EtceteraError } from '../errors.js';
+import { type AlarmSet, META_ALARMS } from './alarms.js';
 import type { Snapshot } from './db.js';
 import { u64 } from './encoding.js';
 import { intervalStrings, toInterval } from './interval.js';
@@ -18,6 +19,7 @@ import { MAX_LEASE_TTL } from './lessor.js';
 import { rangeShape, shapeKvs } from './range-shape.js';
 import { rangeAt } from './reader.js';
 import type {
+  Alarm,
   Command,
   CommandResult,
   Compare,
@@ -41,6 +43,8 @@ export interface CommandApplierState extends ApplyState {
   revision: Revision;
   /** -1 until the first compaction. */
   compactRevision: number;
+  /** The raised alarms (alarms.ts): apply refuses writes under them. */
+  readonly alarms: AlarmSet;
 }
 
 /**
@@ -69,6 +73,8 @@ export class CommandApplier {
 
   /** Applies a checked command. Throws EtceteraError for state-dependent failures (nothing changed). */
   async apply(c: Command, nowMs: number): Promise<{ result: CommandResult; txn?: WriteTxn }> {
+    const refusal = this.s.alarms.refusal(c);
+    if (refusal !== undefined) throw new EtceteraError(refusal);
     switch (c.op) {
       case 'put': {
         const txn = this.begin();
@@ -95,9 +101,20 @@ export class CommandApplier {
         await this.leaseRevoke(txn, c.id);
         return { result: { op: 'leaseRevoke', result: { revision: txn.revision } }, txn };
       }
+      case 'alarm':
+        return { result: { op: 'alarm', result: this.alarm(c) } };
       case 'noop':
         return { result: { op: 'noop', result: { revision: this.s.revision } } };
     }
+  }
+
+  private alarm(c: Extract<Command, { op: 'alarm' }>): { revision: Revision; alarms: Alarm[] } {
+    const a = { memberId: c.memberId, alarm: c.alarm };
+    const changed =
+      c.action === 'activate' ? this.s.alarms.activate(a) : this.s.alarms.deactivate(a);
+    const value = this.s.alarms.encode();
+    this.s.ops.push({ type: 'put', sublevel: this.s.db.meta, key: META_ALARMS, value });
+    return { revision: this.s.revision, alarms: changed === undefined ? [] : [changed] };
   }
 
   private begin(): WriteTxn {

@@ -15,6 +15,7 @@
 
 import { EtceteraError, isEtceteraError } from '../errors.js';
 import { bytesToLatin1 } from '../wire/bytes.js';
+import { AlarmSet, META_ALARMS } from './alarms.js';
 import { CommandApplier, type CommandApplierState, readsPast } from './command-applier.js';
 import { Compactor } from './compactor.js';
 import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
@@ -35,6 +36,7 @@ import {
 } from './reader.js';
 import { exportRecords, restoreOps } from './snapshot.js';
 import type {
+  Alarm,
   AppliedIndex,
   Clock,
   Command,
@@ -103,6 +105,7 @@ export interface PreparedStore {
     compactDone: number;
     applied: number;
     index: KeyIndex;
+    alarms: AlarmSet;
   };
 }
 
@@ -143,6 +146,7 @@ export class Store implements WatchableStore {
       ops: [],
       revision: init.revision as Revision,
       compactRevision: init.compact,
+      alarms: init.alarms,
     };
     this.applier = new CommandApplier(this.state, () => this.db.snapshot());
     this.compactor = new Compactor(db, init.compactDone, {
@@ -167,7 +171,7 @@ export class Store implements WatchableStore {
     const db = storeDb(level, !options.db);
     const clock = options.clock ?? systemClock;
     const lessor = new Lessor(options.minLeaseTtl ?? 1, clock);
-    const init = await loadState(db, lessor, new KeyIndex(), clock.now());
+    const init = await loadState(db, lessor, new KeyIndex(), new AlarmSet(), clock.now());
     const resolved: ResolvedOptions = {
       clock,
       maxTxnOps: options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS,
@@ -202,6 +206,14 @@ export class Store implements WatchableStore {
 
   get clock(): Clock {
     return this.options.clock;
+  }
+
+  /**
+   * The raised alarms as applied (alarms.ts): replicated, persisted with the data, in the
+   * Raft snapshot. What etcd keeps in its `alarm` bucket.
+   */
+  alarms(): Alarm[] {
+    return this.state.alarms.list();
   }
 
   /** Number of live keys (from the apply-side index). */
@@ -396,6 +408,7 @@ export class Store implements WatchableStore {
           this.db,
           this.lessor,
           this.state.index,
+          this.state.alarms,
           this.options.clock.now(),
         );
         this.state.revision = init.revision as Revision;
@@ -522,9 +535,16 @@ export class Store implements WatchableStore {
   }
 }
 
-async function loadState(db: StoreDb, lessor: Lessor, index: KeyIndex, nowMs: number) {
+async function loadState(
+  db: StoreDb,
+  lessor: Lessor,
+  index: KeyIndex,
+  alarms: AlarmSet,
+  nowMs: number,
+) {
   lessor.clear();
   index.clear();
+  alarms.load(await db.meta.get(META_ALARMS));
   const num = (name: Uint8Array, absent: number) =>
     readMetaNumber(db.meta, name, undefined, absent);
   const revision = await num(META_REVISION, 1);
@@ -551,5 +571,5 @@ async function loadState(db: StoreDb, lessor: Lessor, index: KeyIndex, nowMs: nu
     }
   }
   await it.close();
-  return { revision, compact, compactDone, applied, index };
+  return { revision, compact, compactDone, applied, index, alarms };
 }

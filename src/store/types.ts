@@ -139,8 +139,29 @@ export type Command =
   | { op: 'compact'; revision: number }
   | { op: 'leaseGrant'; id: number; ttl: number }
   | { op: 'leaseRevoke'; id: number }
+  /** Raises or clears an alarm (alarms.ts): replicated state, as etcd's alarm store. */
+  | { op: 'alarm'; action: AlarmAction; memberId: string; alarm: AlarmType }
   /** Applied for its applied index only (a Raft no-op entry, a membership change). */
   | { op: 'noop' };
+
+// ---------------------------------------------------------------------------------------
+// Alarms
+// ---------------------------------------------------------------------------------------
+
+/**
+ * etcd's alarm types. NOSPACE: a member's database passed --quota-backend-bytes; while it is
+ * raised, writes that add data are refused. CORRUPT: members' keyspace hashes disagree;
+ * while it is raised, every write is refused.
+ */
+export type AlarmType = 'NOSPACE' | 'CORRUPT';
+export const ALARM_TYPES: readonly AlarmType[] = ['NOSPACE', 'CORRUPT'];
+export type AlarmAction = 'activate' | 'deactivate';
+
+/** One raised alarm: which member raised it (decimal uint64, as etcd's member IDs) and what. */
+export interface Alarm {
+  readonly memberId: string;
+  readonly alarm: AlarmType;
+}
 
 // ---------------------------------------------------------------------------------------
 // Results
@@ -191,6 +212,12 @@ export interface LeaseRevokeResult {
   revision: Revision;
 }
 
+/** The alarms the command changed: the one activated, or the one cleared (none if absent). */
+export interface AlarmResult {
+  revision: Revision;
+  alarms: Alarm[];
+}
+
 /** What `apply` returns for each command kind. */
 export type CommandResult =
   | { op: 'put'; result: PutResult }
@@ -199,6 +226,7 @@ export type CommandResult =
   | { op: 'compact'; result: CompactResult }
   | { op: 'leaseGrant'; result: LeaseGrantResult }
   | { op: 'leaseRevoke'; result: LeaseRevokeResult }
+  | { op: 'alarm'; result: AlarmResult }
   | { op: 'noop'; result: { revision: Revision } };
 
 // ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import type {
   RequestOp,
   TxnRequest,
 } from './types.js';
+import { ALARM_TYPES } from './types.js';
 
 export const DEFAULT_MAX_TXN_OPS = 128;
 export const DEFAULT_MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
@@ -208,6 +209,17 @@ export function checkCommand(c: Command, limits: Limits): void {
       break;
     case 'leaseRevoke':
       checkLeaseId('ID', c.id);
+      break;
+    case 'alarm':
+      if (c.action !== 'activate' && c.action !== 'deactivate')
+        throw invalid('alarm action must be activate or deactivate');
+      if (
+        typeof c.memberId !== 'string' ||
+        !/^\d{1,20}$/.test(c.memberId) ||
+        BigInt(c.memberId) >= 2n ** 64n
+      )
+        throw invalid('alarm member ID must be a uint64 in decimal');
+      if (!ALARM_TYPES.includes(c.alarm)) throw invalid('alarm must be NOSPACE or CORRUPT');
       break;
     case 'noop':
       break;

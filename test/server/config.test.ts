@@ -157,3 +157,42 @@ t.test('gRPC keepalive and stream flags: etcd’s names, defaults and durations'
   t.throws(() => resolveConfig({ maxConcurrentStreams: 0 }), /--max-concurrent-streams/);
   t.throws(() => resolveConfig({ maxConcurrentStreams: 2 ** 32 }), /at most 4294967295/);
 });
+
+t.test('space quota and corruption check flags, as etcd names and defaults them', async (t) => {
+  const d = resolveConfig(parseServeArgs([], {}));
+  t.equal(d.quotaBackendBytes, 2 * 1024 ** 3, 'default quota: 2 GiB');
+  t.equal(d.initialCorruptCheck, false);
+  t.equal(d.corruptCheckMs, 0, 'no periodic check by default');
+  const zero = resolveConfig(parseServeArgs(['--quota-backend-bytes', '0'], {}));
+  t.equal(zero.quotaBackendBytes, 2 * 1024 ** 3, '0 means the default');
+  const c = resolveConfig(
+    parseServeArgs(
+      [
+        '--quota-backend-bytes=1048576',
+        '--experimental-initial-corrupt-check=true',
+        '--experimental-corrupt-check-time',
+        '1m30s',
+      ],
+      {},
+    ),
+  );
+  t.equal(c.quotaBackendBytes, 1048576);
+  t.equal(c.initialCorruptCheck, true);
+  t.equal(c.corruptCheckMs, 90_000);
+  const env = resolveConfig(
+    parseServeArgs([], { ETCETERA_EXPERIMENTAL_CORRUPT_CHECK_TIME: '250ms' }),
+  );
+  t.equal(env.corruptCheckMs, 250);
+  t.throws(
+    () => parseServeArgs(['--quota-backend-bytes=-1'], {}),
+    /--quota-backend-bytes must be a number/,
+  );
+  t.throws(
+    () => resolveConfig({ corruptCheckTime: '5 minutes' }),
+    /--experimental-corrupt-check-time/,
+  );
+  t.throws(
+    () => resolveConfig({ initialCorruptCheck: 'maybe' }),
+    /--experimental-initial-corrupt-check/,
+  );
+});

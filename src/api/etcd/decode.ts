@@ -15,6 +15,7 @@
  * and every other check is shared, so both faces build identical store requests.
  */
 import { EtceteraError } from '../../errors.js';
+import type { AlarmRequest } from '../../server/types.js';
 import type {
   Compare,
   CompareResult,
@@ -29,6 +30,8 @@ import type {
 } from '../../store/types.js';
 import type { EtcdCreateRequest } from '../../watchcache/etcd-session.js';
 import {
+  ALARM_ACTIONS,
+  ALARM_TYPE_NAMES,
   COMPARE_RESULTS,
   COMPARE_TARGETS,
   checkShape,
@@ -359,4 +362,23 @@ export function decodeWatchCancel(
 ): number {
   if (from === 'json') checkShape('watchCancel', body, path);
   return int(asObj(body), 'watch_id', path) ?? 0;
+}
+
+/** etcd's AlarmRequest: action GET (the default), ACTIVATE or DEACTIVATE; alarm NONE = any. */
+export function decodeAlarm(body: unknown, from: BodySource = 'json'): AlarmRequest {
+  if (from === 'json') checkShape('alarm', body);
+  const o = asObj(body);
+  const action = enumField(o, 'action', '', ALARM_ACTIONS, 'AlarmRequest.AlarmAction') ?? 'GET';
+  const alarm = enumField(o, 'alarm', '', ALARM_TYPE_NAMES, 'AlarmType') ?? 'NONE';
+  const v = get(o, 'memberID');
+  const memberId = v === undefined ? '0' : decodeUint64('memberID', v as number | string);
+  return { action, memberId, alarm };
+}
+
+/** HashKVRequest: the revision to hash at (0: the current one). */
+export function decodeHashKV(body: unknown, from: BodySource = 'json'): number {
+  if (from === 'json') checkShape('hashKV', body);
+  const revision = int(asObj(body), 'revision', '') ?? 0;
+  if (revision < 0) throw badField('revision', `expected a revision >= 0, got ${revision}`);
+  return revision;
 }

@@ -42,6 +42,8 @@ export const SORT_TARGETS = ['KEY', 'VERSION', 'CREATE', 'MOD', 'VALUE'] as cons
 export const COMPARE_RESULTS = ['EQUAL', 'GREATER', 'LESS', 'NOT_EQUAL'] as const;
 export const COMPARE_TARGETS = ['VERSION', 'CREATE', 'MOD', 'VALUE', 'LEASE'] as const;
 export const WATCH_FILTERS = ['NOPUT', 'NODELETE'] as const;
+export const ALARM_ACTIONS = ['GET', 'ACTIVATE', 'DEACTIVATE'] as const;
+export const ALARM_TYPE_NAMES = ['NONE', 'NOSPACE', 'CORRUPT'] as const;
 
 /** protobuf's JSON name of a proto field: lowerCamelCase of the snake_case name. */
 export function jsonName(field: string): string {
@@ -148,6 +150,12 @@ const SCHEMAS = {
     ID: UINT64,
     peerURLs: arrayOf({ type: 'string', description: 'a URL' }),
   }),
+  alarm: message({
+    action: enumOf(ALARM_ACTIONS),
+    memberID: UINT64,
+    alarm: enumOf(ALARM_TYPE_NAMES),
+  }),
+  hashKV: message({ revision: INT64 }),
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;

@@ -2,9 +2,11 @@
  * etcdserverpb.Maintenance.
  *
  * - Status: the member's status (version: see src/server/version.ts).
- * - Alarm: etcetera raises no alarms. GET lists none; DEACTIVATE is a no-op (there is nothing
- *   to disarm) answering an empty list; ACTIVATE is Unimplemented.
- * - Defragment: answers success at once; LevelDB compacts its files itself.
+ * - Alarm: GET lists the raised alarms (NOSPACE, CORRUPT) as this member applied them;
+ *   ACTIVATE and DEACTIVATE go through Raft and answer the alarm changed (src/server/alarms.ts).
+ *   No header, as etcd answers it.
+ * - Defragment: reclaims space with LevelDB's compaction while reads and writes go on
+ *   (src/server/defrag.ts); answers once done.
  * - Hash, HashKV: a deterministic hash of the keyspace (src/store/hash.ts), equal on members
  *   that applied the same log; Hash is HashKV at the current revision.
  * - Snapshot: the member's state as etcd's snapshot, a bbolt database (src/server/etcd-snapshot.ts),
@@ -18,16 +20,14 @@
 import { createHash } from 'node:crypto';
 import { EtceteraError } from '../../errors.js';
 import type { MaintenanceApi } from '../../server/types.js';
-import { etcdProto, int64ToNumber, uint64ToString } from '../../wire/proto/index.js';
-import { decodeEmpty } from '../etcd/decode.js';
-import { badField } from '../etcd/wire.js';
+import { etcdProto, uint64ToString } from '../../wire/proto/index.js';
+import { decodeAlarm, decodeEmpty, decodeHashKV } from '../etcd/decode.js';
 import { encodeResponse, header, headerOnly, status } from './codec.js';
 import { grpcStatusOf } from './status.js';
 import { type GrpcContext, type ServiceImpl, unary } from './types.js';
 
 const SNAPSHOT_CHUNK = 32 * 1024;
-const ALARM_GET = 0;
-const ALARM_DEACTIVATE = 2;
+const ALARM_NUMBER = { NOSPACE: 1, CORRUPT: 2 } as const;
 
 function maintenanceOf(ctx: GrpcContext): MaintenanceApi {
   const m = ctx.member.maintenance;
@@ -55,22 +55,22 @@ export const maintenanceService: ServiceImpl = {
     return status(await ctx.member.status());
   }),
   Alarm: unary(async (body, ctx) => {
-    const action = Number(body.action ?? ALARM_GET);
-    if (action === ALARM_GET || action === ALARM_DEACTIVATE) return headerOnly(ctx.member.header());
-    throw new EtceteraError('ERR_GRPC_UNIMPLEMENTED', {
-      detail: 'Alarm ACTIVATE: etcetera raises no alarms',
-    });
+    const r = await maintenanceOf(ctx).alarm(decodeAlarm(body, 'protobuf'));
+    return {
+      alarms: r.alarms.map((a) => ({ memberID: a.memberId, alarm: ALARM_NUMBER[a.alarm] })),
+    };
   }),
-  Defragment: unary(async (_b, ctx) => headerOnly(ctx.member.header())),
+  Defragment: unary(async (body, ctx) => {
+    decodeEmpty(body, 'protobuf');
+    await maintenanceOf(ctx).defragment();
+    return {};
+  }),
   Hash: unary(async (_b, ctx) => {
     const r = await maintenanceOf(ctx).hashKV(0);
     return { header: header(r.header), hash: r.hash };
   }),
   HashKV: unary(async (body, ctx) => {
-    const revision = int64ToNumber(body.revision);
-    if (!Number.isSafeInteger(revision) || revision < 0)
-      throw badField('revision', `expected a revision >= 0, got ${String(body.revision)}`);
-    const r = await maintenanceOf(ctx).hashKV(revision);
+    const r = await maintenanceOf(ctx).hashKV(decodeHashKV(body, 'protobuf'));
     return { header: header(r.header), hash: r.hash, compact_revision: r.compactRevision };
   }),
   MoveLeader: unary(async (body, ctx) => {

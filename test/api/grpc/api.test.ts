@@ -91,10 +91,31 @@ t.test('statuses and messages as etcd sends them', async (t) => {
     details: 'etcdserver: member not found',
   });
   const alarm = await refusal(
-    c.call('/etcdserverpb.Maintenance/Alarm', { action: 'ACTIVATE', alarm: 'NOSPACE' }),
+    c.call('/etcdserverpb.Maintenance/Alarm', { action: 'ACTIVATE', alarm: 'NONE' }),
   );
-  t.equal(alarm.code, grpc.status.UNIMPLEMENTED);
+  t.equal(alarm.code, grpc.status.INVALID_ARGUMENT, 'ACTIVATE needs an alarm type');
   t.same((await c.call('/etcdserverpb.Maintenance/Alarm', {})).alarms, undefined, 'no alarms');
+  const raised = await c.call('/etcdserverpb.Maintenance/Alarm', {
+    action: 'ACTIVATE',
+    memberID: 7,
+    alarm: 'CORRUPT',
+  });
+  t.same(
+    raised.alarms.map((a: Msg) => [String(a.memberID), a.alarm]),
+    [['7', 'CORRUPT']],
+    'ACTIVATE answers the alarm raised',
+  );
+  t.same(await refusal(c.call(KV('Put'), { key: b('a'), value: b('no') })), {
+    code: grpc.status.DATA_LOSS,
+    details: 'etcdserver: corrupt cluster',
+  });
+  const cleared = await c.call('/etcdserverpb.Maintenance/Alarm', {
+    action: 'DEACTIVATE',
+    memberID: 7,
+    alarm: 'CORRUPT',
+  });
+  t.equal(cleared.alarms.length, 1, 'DEACTIVATE answers the alarm cleared');
+  t.same((await c.call('/etcdserverpb.Maintenance/Alarm', {})).alarms, undefined, 'none left');
   // Nothing above changed the store: the revision is still that of the third put.
   t.equal((await c.call(KV('Range'), { key: b('a') })).header.revision, 4);
 });
