@@ -60,6 +60,10 @@ export interface MemberConfig {
   cors: string[];
   /** --host-whitelist: Host names accepted besides IPs, localhost and the client URLs' hosts. */
   hostWhitelist: string[];
+  /** --scheduler: run the pod scheduler (src/scheduler) against this member. */
+  scheduler: boolean;
+  /** --scheduler-seed: seed of its tie-breaking generator; undefined: random. */
+  schedulerSeed: number | undefined;
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -105,6 +109,9 @@ export interface MemberConfigInput {
   cors?: string;
   /** Comma-separated, as etcd's --host-whitelist. */
   hostWhitelist?: string;
+  /** A boolean, or 'true' / 'false'. */
+  scheduler?: boolean | string;
+  schedulerSeed?: number;
 }
 
 function bad(detail: string): EtceteraError {
@@ -272,7 +279,18 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     ),
     cors: parseCorsOrigins(input.cors),
     hostWhitelist: parseHostWhitelist(input.hostWhitelist),
+    scheduler: bool('scheduler', input.scheduler, false),
+    schedulerSeed: schedulerSeed(input.schedulerSeed),
   };
+}
+
+/** --scheduler-seed: an integer 0 .. 2^31-1. */
+function schedulerSeed(v: number | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!Number.isSafeInteger(v) || v < 0 || v > 2 ** 31 - 1) {
+    throw bad(`--scheduler-seed must be an integer from 0 to ${2 ** 31 - 1}, not ${v}`);
+  }
+  return v;
 }
 
 function bool(flag: string, v: boolean | string | undefined, dflt: boolean): boolean {
