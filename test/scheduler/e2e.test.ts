@@ -135,7 +135,7 @@ t.test('serve --scheduler binds pods, explains an unschedulable one, retries it'
   });
 
   const kubectl = findKubectl();
-  if (!kubectl) t.skip('kubectl describe pod: kubectl is not on PATH');
+  if (!kubectl) t.skip('kubectl describe pod: kubectl is not on PATH', () => {});
   else {
     const config = join(dir, 'kubeconfig');
     writeFileSync(
