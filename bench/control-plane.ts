@@ -19,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { KubeClient, Resources } from '../src/client/k8s/index.js';
+import { isKubeApiError, KubeClient, Resources } from '../src/client/k8s/index.js';
 import type { Pod } from '../src/scheduler/types.js';
 
 const { values: args } = parseArgs({
@@ -116,6 +116,20 @@ async function startMember(dir: string): Promise<{ child: ChildProcess; url: str
   return { child, url };
 }
 
+/** A write retried on 5xx and transport failures (a loaded machine times proposals out). */
+async function retrying<T>(what: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await what();
+    } catch (e) {
+      if (isKubeApiError(e, 409) && attempt > 1) return undefined as T; // our earlier try landed
+      const code = (e as { statusCode?: number }).statusCode ?? 0;
+      if (attempt >= 10 || (code !== 0 && code < 500)) throw e;
+      await new Promise((r) => setTimeout(r, 200 * attempt));
+    }
+  }
+}
+
 async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
@@ -135,24 +149,29 @@ async function run(s: Scenario) {
     const concurrency = Number(args.concurrency);
     const names = Array.from({ length: s.nodes }, (_, i) => `node-${i}`);
     await pool(names, concurrency, async (name) => {
-      const created = await nodes.create({
-        metadata: {
-          name,
-          labels: {
-            'kubernetes.io/hostname': name,
-            'topology.kubernetes.io/zone': `zone-${Number(name.slice(5)) % 3}`,
+      await retrying(() =>
+        nodes.create({
+          metadata: {
+            name,
+            labels: {
+              'kubernetes.io/hostname': name,
+              'topology.kubernetes.io/zone': `zone-${Number(name.slice(5)) % 3}`,
+            },
           },
-        },
-        spec: {},
-      });
-      await nodes.updateStatus({
-        ...created,
-        status: {
-          allocatable: { cpu: '32', memory: '64Gi', pods: '110' },
-          capacity: { cpu: '32', memory: '64Gi', pods: '110' },
-          conditions: [{ type: 'Ready', status: 'True' }],
-        },
-      });
+          spec: {},
+        }),
+      );
+      const current = await retrying(() => nodes.get(name));
+      await retrying(() =>
+        nodes.updateStatus({
+          ...current,
+          status: {
+            allocatable: { cpu: '32', memory: '64Gi', pods: '110' },
+            capacity: { cpu: '32', memory: '64Gi', pods: '110' },
+            conditions: [{ type: 'Ready', status: 'True' }],
+          },
+        }),
+      );
     });
 
     const created = new Map<string, number>();
@@ -183,18 +202,20 @@ async function run(s: Scenario) {
     const start = performance.now();
     const podNames = Array.from({ length: s.pods }, (_, i) => `pod-${i}`);
     await pool(podNames, concurrency, async (name) => {
-      await pods.create({
-        metadata: { name, labels: { app: 'bench' } },
-        spec: {
-          containers: [
-            {
-              name: 'pause',
-              image: 'registry.k8s.io/pause:3.10',
-              resources: { requests: { cpu: '100m', memory: '128Mi' } },
-            },
-          ],
-        },
-      });
+      await retrying(() =>
+        pods.create({
+          metadata: { name, labels: { app: 'bench' } },
+          spec: {
+            containers: [
+              {
+                name: 'pause',
+                image: 'registry.k8s.io/pause:3.10',
+                resources: { requests: { cpu: '100m', memory: '128Mi' } },
+              },
+            ],
+          },
+        }),
+      );
       created.set(name, performance.now());
     });
     const createdAll = performance.now();
