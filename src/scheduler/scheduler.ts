@@ -151,6 +151,7 @@ export class Scheduler {
       },
       onDelete: (p) => {
         this.queue.delete(p);
+        this.lastEvent.delete(`${objectKey(p)}\u0000FailedScheduling`);
         // A pod deleted before its binding landed: the binding fails and forgets it.
       },
     });
@@ -159,7 +160,12 @@ export class Scheduler {
         this.cache.upsertPod(p);
         this.queue.delete(p);
       },
-      onUpdate: (_old, p) => this.cache.upsertPod(p),
+      onUpdate: (old, p) => {
+        this.cache.upsertPod(p);
+        // New labels may satisfy (or stop violating) other pods' affinity and spread.
+        if (!isDeepStrictEqual(old.metadata.labels, p.metadata.labels))
+          this.queue.moveAllToActive();
+      },
       onDelete: (p) => {
         this.cache.removePod(p);
         this.queue.moveAllToActive();
