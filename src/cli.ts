@@ -21,6 +21,7 @@ async function serve(args: string[]): Promise<void> {
   const config = resolveConfig(parseServeArgs(args));
   const { Member } = await import('./server/member.js');
   const member = await Member.start(config);
+  const stopScheduler = config.scheduler ? schedulerOf(config, member.logger) : undefined;
   let exiting = false;
   const shutdown = (code: number, why: string) => {
     if (exiting) {
@@ -28,18 +29,45 @@ async function serve(args: string[]): Promise<void> {
     }
     exiting = true;
     member.logger.info({ why }, 'shutting down');
-    member.stop().then(
-      () => process.exit(code),
-      (e: unknown) => {
-        member.logger.error({ err: String(e) }, 'stop failed');
-        process.exit(1);
-      },
-    );
+    (stopScheduler?.() ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => member.stop())
+      .then(
+        () => process.exit(code),
+        (e: unknown) => {
+          member.logger.error({ err: String(e) }, 'stop failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown(0, 'SIGTERM'));
   process.on('SIGINT', () => shutdown(0, 'SIGINT'));
   member.on('removed', () => shutdown(0, 'removed from the cluster'));
   member.on('error', () => shutdown(1, 'raft failed'));
+}
+
+/** Starts the scheduler against the member's first client URL; returns its stop. */
+function schedulerOf(
+  config: ReturnType<typeof resolveConfig>,
+  logger: { info(o: object, m: string): void; warn(o: object, m: string): void },
+): () => Promise<void> {
+  const url = new URL(String(config.advertiseClientUrls[0] ?? config.listenClientUrls[0]));
+  if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = '127.0.0.1';
+  const started = Promise.all([
+    import('./scheduler/scheduler.js'),
+    import('./client/k8s/index.js'),
+  ]).then(([{ Scheduler }, { KubeClient }]) => {
+    const scheduler = new Scheduler(new KubeClient({ baseUrl: url.origin }), {
+      ...(config.schedulerSeed !== undefined ? { seed: config.schedulerSeed } : {}),
+      onError: (e) => logger.warn({ err: String(e) }, 'scheduler'),
+    });
+    scheduler.start().then(
+      () => logger.info({ url: url.origin, seed: config.schedulerSeed }, 'scheduler started'),
+      (e: unknown) => logger.warn({ err: String(e) }, 'scheduler stopped before it started'),
+    );
+    return scheduler;
+  });
+  return () => started.then((s) => s.stop());
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -5,6 +5,9 @@
  *
  * - src/client imports nothing from src/server, src/store, src/api, src/watchcache, src/raft;
  * - src/wire imports nothing in src outside src/wire;
+ * - the clients of the API (src/scheduler, src/controllers, src/nodes, src/controlplane)
+ *   import only src/client, src/wire, the error catalogue and each other: never server,
+ *   store or cache internals, so the same code runs against a remote member;
  * - the files directly in src/raft (the pure core) reach no I/O: no Node built-in, no
  *   `level`, `classic-level` or `ws`, not even through a file they import.
  *
@@ -59,6 +62,10 @@ const isIo = (pkg: string): boolean =>
 
 const inFolder = (file: string, folder: string): boolean => file.startsWith(`${folder}/`);
 
+/** Folders written as clients of the API (they may import each other). */
+const CLIENT_ONLY = ['src/scheduler', 'src/controllers', 'src/nodes', 'src/controlplane'];
+const CLIENT_MAY = ['src/client', 'src/wire', ...CLIENT_ONLY];
+
 /** Every rule broken in `tree`, one line each. */
 function violations(tree: Tree): string[] {
   const out: string[] = [];
@@ -69,6 +76,17 @@ function violations(tree: Tree): string[] {
       for (const f of files) {
         const bad = CLIENT_MUST_NOT.find((folder) => inFolder(f, folder));
         if (bad) out.push(`${file} imports ${f} (src/client must not import ${bad})`);
+      }
+    }
+    const client = CLIENT_ONLY.find((folder) => inFolder(file, folder));
+    if (client !== undefined) {
+      for (const f of files) {
+        const ok = f === 'src/errors.ts' || CLIENT_MAY.some((folder) => inFolder(f, folder));
+        if (inFolder(f, 'src') && !ok) {
+          out.push(
+            `${file} imports ${f} (${client} uses only the client, the wire shapes and its peers)`,
+          );
+        }
       }
     }
     if (inFolder(file, 'src/wire')) {
@@ -119,6 +137,14 @@ t.test('the checker finds each kind of broken rule', async (t) => {
     ['src/raft/core.ts', "import { h } from './helper.js';"],
     ['src/raft/helper.ts', "import { s } from './storage/disk.js';"],
     ['src/raft/storage/disk.ts', "import { open } from 'node:fs/promises';"],
+    [
+      'src/scheduler/s.ts',
+      "import { c } from '../client/k8s/index.js';\nimport { m } from '../server/member.js';",
+    ],
+    [
+      'src/scheduler/t.ts',
+      "import { e } from '../errors.js';\nimport { w } from '../wire/k8s.js';",
+    ],
     ['src/raft/pure.ts', "// import { open } from 'node:fs';\nconst s = \"from 'level'\";"],
   ]);
   const found = violations(tree);
@@ -126,8 +152,9 @@ t.test('the checker finds each kind of broken rule', async (t) => {
     /^src\/client\/a\.ts imports src\/store\/store\.ts/,
     /^src\/wire\/w\.ts imports src\/store\/store\.ts/,
     /^src\/wire\/v\.ts imports src\/errors\.ts/,
+    /^src\/scheduler\/s\.ts imports src\/server\/member\.ts/,
     /^src\/raft\/core\.ts reaches I\/O package node:fs\/promises \(via src\/raft\/core\.ts → src\/raft\/helper\.ts → src\/raft\/storage\/disk\.ts\)/,
     /^src\/raft\/helper\.ts reaches I\/O package node:fs\/promises/,
   ]);
-  t.equal(found.length, 5, 'comments, strings and files outside the rules do not count');
+  t.equal(found.length, 6, 'comments, strings and files outside the rules do not count');
 });

@@ -76,6 +76,10 @@ export interface MemberConfig {
   initialCorruptCheck: boolean;
   /** --experimental-corrupt-check-time in ms: the leader's periodic check; 0 = off. */
   corruptCheckMs: number;
+  /** --scheduler: run the pod scheduler (src/scheduler) against this member. */
+  scheduler: boolean;
+  /** --scheduler-seed: seed of its tie-breaking generator; undefined: random. */
+  schedulerSeed: number | undefined;
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -135,6 +139,9 @@ export interface MemberConfigInput {
   initialCorruptCheck?: boolean | string;
   /** A duration ("5m", "30s", "1m30s") or milliseconds as a number. */
   corruptCheckTime?: string | number;
+  /** A boolean, or 'true' / 'false'. */
+  scheduler?: boolean | string;
+  schedulerSeed?: number;
 }
 
 function bad(detail: string): EtceteraError {
@@ -325,6 +332,8 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       typeof input.corruptCheckTime === 'number'
         ? nonNegativeInt('experimental-corrupt-check-time', input.corruptCheckTime)
         : parseDuration('experimental-corrupt-check-time', input.corruptCheckTime ?? '0s'),
+    scheduler: bool('scheduler', input.scheduler, false),
+    schedulerSeed: schedulerSeed(input.schedulerSeed),
   };
 }
 
@@ -351,6 +360,15 @@ export function parseDuration(flag: string, text: string): number {
   const ms = parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2]!]!, 0);
   if (!Number.isSafeInteger(Math.round(ms))) throw bad(`--${flag}: ${text} is too long`);
   return Math.round(ms);
+}
+
+/** --scheduler-seed: an integer 0 .. 2^31-1. */
+function schedulerSeed(v: number | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!Number.isSafeInteger(v) || v < 0 || v > 2 ** 31 - 1) {
+    throw bad(`--scheduler-seed must be an integer from 0 to ${2 ** 31 - 1}, not ${v}`);
+  }
+  return v;
 }
 
 function bool(flag: string, v: boolean | string | undefined, dflt: boolean): boolean {

@@ -38,6 +38,7 @@ const FLAGS = {
   'quota-backend-bytes': ['quotaBackendBytes', true],
   'experimental-initial-corrupt-check': ['initialCorruptCheck', false],
   'experimental-corrupt-check-time': ['corruptCheckTime', false],
+  ...schedulerFlags(),
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -59,7 +60,12 @@ export function parseServeArgs(
   const options = Object.fromEntries(FLAG_NAMES.map((f) => [f, { type: 'string' as const }]));
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ args: [...args], options, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: withBareBooleans(args),
+      options,
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (e) {
     throw bad((e as Error).message);
   }
@@ -117,4 +123,35 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --experimental-corrupt-check-time
                                  how often the leader compares members' hashes and raises
                                  CORRUPT on a mismatch, e.g. 5m (default 0s = off)
+${schedulerUsage()}`;
+
+// --- The control plane's scheduler (src/scheduler). Declared as functions so that the
+// tables above, built when this module loads, can use them from the end of the file.
+
+function schedulerFlags() {
+  return {
+    scheduler: ['scheduler', false],
+    'scheduler-seed': ['schedulerSeed', true],
+  } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
+}
+
+/** Boolean flags that may be given bare (`--scheduler` for `--scheduler=true`). */
+function bareBooleanFlags(): readonly string[] {
+  return ['scheduler'];
+}
+
+/** `--flag` with no value (last, or followed by another flag) becomes `--flag=true`. */
+export function withBareBooleans(args: readonly string[]): string[] {
+  const bare = new Set(bareBooleanFlags().map((f) => `--${f}`));
+  return args.map((a, i) => {
+    if (!bare.has(a)) return a;
+    const next = args[i + 1];
+    return next === undefined || next.startsWith('-') ? `${a}=true` : a;
+  });
+}
+
+function schedulerUsage(): string {
+  return `  --scheduler                    run the pod scheduler against this member (default false)
+  --scheduler-seed               seed of the scheduler's tie-breaking generator (default: random)
 `;
+}

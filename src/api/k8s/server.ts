@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { methodNotAllowed, pathNotFound, StatusError, toStatusError } from '../../k8s/status.js';
 import type { ResourceInfo, Verb } from '../../k8s/types.js';
+import { handleBinding } from './binding.js';
 import type { Kube, ResourceRequest } from './context.js';
 import { handleDelete, handleDeleteCollection } from './delete.js';
 import { sendDiscovery, versionInfo } from './discovery.js';
@@ -31,7 +32,8 @@ export function resolveResource(kube: Kube, p: ResourcePath): ResourceInfo {
   if (p.subresource !== undefined) {
     const ok =
       (p.subresource === 'status' && info.statusSubresource) ||
-      (p.subresource === 'scale' && info.scaleSubresource);
+      (p.subresource === 'scale' && info.scaleSubresource) ||
+      (p.subresource === 'binding' && info.group === '' && info.resource === 'pods');
     if (!ok || p.name === undefined) throw pathNotFound();
   }
   return info;
@@ -45,6 +47,7 @@ async function serveResource(kube: Kube, rr: ResourceRequest): Promise<void> {
   const { req, path, info } = rr;
   const item = path.name !== undefined;
   if (path.subresource === 'scale') return handleScale(kube, rr);
+  if (path.subresource === 'binding') return handleBinding(kube, rr);
   switch (req.method) {
     case 'GET': {
       if (item) {
