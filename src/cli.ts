@@ -21,6 +21,8 @@ async function serve(args: string[]): Promise<void> {
   const config = resolveConfig(parseServeArgs(args));
   const { Member } = await import('./server/member.js');
   const member = await Member.start(config);
+  const { controlPlaneEnabled, startForMember } = await import('./controlplane/serve.js');
+  const controlPlane = controlPlaneEnabled(config) ? await startForMember(member) : undefined;
   let exiting = false;
   const shutdown = (code: number, why: string) => {
     if (exiting) {
@@ -28,13 +30,16 @@ async function serve(args: string[]): Promise<void> {
     }
     exiting = true;
     member.logger.info({ why }, 'shutting down');
-    member.stop().then(
-      () => process.exit(code),
-      (e: unknown) => {
-        member.logger.error({ err: String(e) }, 'stop failed');
-        process.exit(1);
-      },
-    );
+    (controlPlane?.stop() ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => member.stop())
+      .then(
+        () => process.exit(code),
+        (e: unknown) => {
+          member.logger.error({ err: String(e) }, 'stop failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown(0, 'SIGTERM'));
   process.on('SIGINT', () => shutdown(0, 'SIGINT'));
