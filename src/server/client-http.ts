@@ -48,7 +48,11 @@ export interface ClientFace {
 export function apiFace(
   member: MemberApi,
   logger: Logger,
-  options: { access?: AccessOptions; watch?: ApiOptions['watch'] } = {},
+  options: {
+    access?: AccessOptions;
+    watch?: ApiOptions['watch'];
+    kubernetes?: ApiOptions['kubernetes'];
+  } = {},
 ): ClientFace {
   const api = createEtcdApi(member, {
     logger,
@@ -56,6 +60,7 @@ export function apiFace(
     version: { server: ETCD_VERSION, cluster: ETCD_CLUSTER_VERSION },
     access: options.access,
     watch: options.watch,
+    ...(options.kubernetes !== undefined ? { kubernetes: options.kubernetes } : {}),
   });
   const grpc = createGrpcFace(member, { logger });
   return {

@@ -44,12 +44,19 @@ export interface KubeOptions {
   createDefaultNamespaces?: boolean;
   /** Time source (ms). */
   now?: () => number;
+  /** Deleting a bound, unfinished Pod waits for its kubelet (see delete.ts). Default false. */
+  gracefulPodDeletion?: boolean;
+  /** Allocate Services' clusterIPs from this IPv4 CIDR (see service-ips.ts). Default: none. */
+  serviceClusterIPRange?: string;
   /** The member's watch cache to build on; one is made over member.watchSource if absent. */
   cacher?: Cacher;
 }
 
-export type ResolvedKubeOptions = Required<Omit<KubeOptions, 'versionExtra' | 'cacher'>> & {
+export type ResolvedKubeOptions = Required<
+  Omit<KubeOptions, 'versionExtra' | 'cacher' | 'serviceClusterIPRange'>
+> & {
   versionExtra: Record<string, string>;
+  serviceClusterIPRange: string | undefined;
 };
 
 export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedKubeOptions {
@@ -65,6 +72,8 @@ export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedK
     windowEvents: o.windowEvents ?? 10_000,
     createDefaultNamespaces: o.createDefaultNamespaces ?? true,
     now: o.now ?? Date.now,
+    gracefulPodDeletion: o.gracefulPodDeletion ?? false,
+    serviceClusterIPRange: o.serviceClusterIPRange,
   };
 }
 
