@@ -29,7 +29,7 @@ import {
   rfc3339,
   splitKey,
 } from './lib/context.js';
-import { canonicalJson, podTemplateHash } from './lib/hash.js';
+import { canonicalJson, podTemplateHash, templateKey } from './lib/hash.js';
 import type { ReplicaSetLike } from './replicaset.js';
 import { Controller, type ReconcileResult } from './runtime/controller.js';
 
@@ -168,8 +168,8 @@ export class DeploymentController {
       const adopted = await this.adopt(d, rs);
       if (adopted) all.push(adopted);
     }
-    const want = canonicalJson(d.spec?.template ?? {});
-    let newRS = all.find((rs) => canonicalJson(withoutHash(rs.spec?.template)) === want);
+    const want = templateKey(d.spec?.template ?? {});
+    let newRS = all.find((rs) => templateKey(withoutHash(rs.spec?.template)) === want);
     const olds = all.filter((rs) => rs !== newRS);
     if (d.spec?.paused) {
       if (newRS) newRS = await this.syncRevision(d, newRS, olds, false);
@@ -254,8 +254,7 @@ export class DeploymentController {
         if (
           existing &&
           controllerOf(existing)?.uid === d.metadata.uid &&
-          canonicalJson(withoutHash(existing.spec?.template)) ===
-            canonicalJson(d.spec?.template ?? {})
+          templateKey(withoutHash(existing.spec?.template)) === templateKey(d.spec?.template ?? {})
         ) {
           return existing;
         }
@@ -417,9 +416,9 @@ export class DeploymentController {
     const all = this.rs.cache
       .byIndex('namespace', ns)
       .filter((rs) => controllerOf(rs)?.uid === d.metadata.uid);
-    const want = canonicalJson(d.spec?.template ?? {});
+    const want = templateKey(d.spec?.template ?? {});
     const idle = all
-      .filter((rs) => canonicalJson(withoutHash(rs.spec?.template)) !== want)
+      .filter((rs) => templateKey(withoutHash(rs.spec?.template)) !== want)
       .filter(
         (rs) =>
           specReplicas(rs) === 0 &&

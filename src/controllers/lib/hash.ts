@@ -41,6 +41,32 @@ function safeEncode(n: number): string {
   return out.slice(0, 10);
 }
 
+/**
+ * A template with null, {} and [] left out (recursively): what a client that decodes and
+ * re-encodes it (kubectl rollout undo) may add or drop, and what does not change the Pods.
+ */
+export function pruneEmpty(v: unknown): unknown {
+  if (Array.isArray(v)) {
+    const a = v.map(pruneEmpty).filter((x) => x !== undefined);
+    return a.length === 0 ? undefined : a;
+  }
+  if (v === null) return undefined;
+  if (typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      const p = pruneEmpty(x);
+      if (p !== undefined) out[k] = p;
+    }
+    return Object.keys(out).length === 0 ? undefined : out;
+  }
+  return v;
+}
+
+/** Equal templates give equal keys (compare these, not raw JSON). */
+export function templateKey(template: unknown): string {
+  return canonicalJson(pruneEmpty(template) ?? {});
+}
+
 export function podTemplateHash(template: unknown, collisionCount = 0): string {
   return safeEncode(
     fnv1a32(canonicalJson(template) + (collisionCount ? String(collisionCount) : '')),
