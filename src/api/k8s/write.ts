@@ -214,10 +214,12 @@ export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateRes
       return { obj: cur.obj, deleted: false };
     }
     // Removing the last finalizer of an object being deleted completes its deletion.
+    // (An object being deleted without finalizers, a Pod waiting for its kubelet, stays.)
     const finished =
       !u.markDeletion &&
       next.metadata.deletionTimestamp !== undefined &&
-      (next.metadata.finalizers ?? []).length === 0;
+      (next.metadata.finalizers ?? []).length === 0 &&
+      (cur.obj.metadata.finalizers ?? []).length > 0;
     if (u.dryRun) {
       if (cached) continue;
       return { obj: next, deleted: finished };
