@@ -6,6 +6,7 @@ import type { SharedInformers } from '../client/k8s/shared-informers.js';
 import { DeploymentController } from './deployment.js';
 import { GarbageCollector } from './garbagecollector.js';
 import type { ControllerContext } from './lib/context.js';
+import { NodeLifecycleController } from './nodelifecycle.js';
 import { ReplicaSetController } from './replicaset.js';
 
 export interface RunningController {
@@ -26,6 +27,19 @@ export const CONTROLLERS: ReadonlyMap<string, Factory> = new Map<string, Factory
   ['replicaset', (ctx) => named('replicaset', new ReplicaSetController(ctx))],
   ['deployment', (ctx) => named('deployment', new DeploymentController(ctx))],
   ['garbagecollector', (ctx) => named('garbagecollector', new GarbageCollector(ctx))],
+  [
+    'nodelifecycle',
+    (ctx, s) =>
+      named(
+        'nodelifecycle',
+        new NodeLifecycleController(
+          ctx,
+          s.nodeMonitorGracePeriodMs !== undefined
+            ? { gracePeriodMs: s.nodeMonitorGracePeriodMs }
+            : {},
+        ),
+      ),
+  ],
 ]);
 
 function named(name: string, c: { start(): void; stop(): Promise<void> }): RunningController {

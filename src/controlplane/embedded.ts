@@ -75,8 +75,6 @@ export async function startControlPlane(o: StartControlPlaneOptions = {}): Promi
     listenPeerUrls: 'http://127.0.0.1:0',
     initialAdvertisePeerUrls: 'http://127.0.0.1:1',
     initialCluster: 'cp=http://127.0.0.1:1',
-    heartbeatMs: 20,
-    electionMs: 200,
     logLevel: 'silent',
     gracefulPodDeletion: true,
     serviceClusterIpRange: '10.96.0.0/12',

@@ -39,7 +39,7 @@ export async function waitFor(
   what: string,
   cond: () => boolean | Promise<boolean>,
   timeoutMs = 60_000,
-  stepMs = 50,
+  stepMs = 200,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
