@@ -32,6 +32,7 @@ export const GC_RESOURCES: ReadonlyMap<string, ResourceRef> = new Map<string, Re
   ['Pod', Resources.pods],
   ['Service', Resources.services],
   ['Endpoints', Resources.endpoints],
+  ['EndpointSlice', Resources.endpointSlices],
   ['ConfigMap', Resources.configMaps],
   ['Secret', Resources.secrets],
   ['Node', Resources.nodes],

@@ -4,6 +4,7 @@
  */
 import type { SharedInformers } from '../client/k8s/shared-informers.js';
 import { DeploymentController } from './deployment.js';
+import { EndpointsController } from './endpoints.js';
 import { GarbageCollector } from './garbagecollector.js';
 import type { ControllerContext } from './lib/context.js';
 import { NodeLifecycleController } from './nodelifecycle.js';
@@ -26,6 +27,7 @@ type Factory = (ctx: ControllerContext, s: ControllerSettings) => RunningControl
 export const CONTROLLERS: ReadonlyMap<string, Factory> = new Map<string, Factory>([
   ['replicaset', (ctx) => named('replicaset', new ReplicaSetController(ctx))],
   ['deployment', (ctx) => named('deployment', new DeploymentController(ctx))],
+  ['endpoints', (ctx) => named('endpoints', new EndpointsController(ctx))],
   ['garbagecollector', (ctx) => named('garbagecollector', new GarbageCollector(ctx))],
   [
     'nodelifecycle',

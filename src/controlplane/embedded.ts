@@ -77,7 +77,6 @@ export async function startControlPlane(o: StartControlPlaneOptions = {}): Promi
     initialCluster: 'cp=http://127.0.0.1:1',
     logLevel: 'silent',
     gracefulPodDeletion: true,
-    serviceClusterIpRange: '10.96.0.0/12',
     ...memberInput,
   });
   const member = await Member.start(config, {

@@ -71,8 +71,6 @@ export interface ControlPlaneConfig {
   parts: Record<string, boolean | number>;
   /** Pod IPs of simulated nodes come from here, a /24 per node. */
   clusterCidr: string;
-  /** Service clusterIPs are allocated from here; undefined: not allocated. */
-  serviceClusterIpRange: string | undefined;
   /** A bound Pod's delete sets deletionTimestamp; its kubelet removes it. */
   gracefulPodDeletion: boolean;
   /** Simulated Pods become Ready this long after they run. */
@@ -127,7 +125,6 @@ export interface MemberConfigInput {
   /** Per-part switches by part name (`controllers`, `nodes`, ...). */
   parts?: Record<string, boolean | number | string>;
   clusterCidr?: string;
-  serviceClusterIpRange?: string;
   gracefulPodDeletion?: boolean | string;
   nodeReadinessDelayMs?: number;
 }
@@ -328,12 +325,6 @@ function resolveControlPlane(input: MemberConfigInput): ControlPlaneConfig {
   return {
     parts: all ? { ...parts, [CONTROL_PLANE_ALL]: true } : parts,
     clusterCidr: cidrFlag('cluster-cidr', input.clusterCidr ?? '10.244.0.0/16'),
-    serviceClusterIpRange:
-      input.serviceClusterIpRange !== undefined
-        ? cidrFlag('service-cluster-ip-range', input.serviceClusterIpRange)
-        : any
-          ? '10.96.0.0/12'
-          : undefined,
     gracefulPodDeletion: bool('graceful-pod-deletion', input.gracefulPodDeletion, any),
     nodeReadinessDelayMs: readiness,
   };

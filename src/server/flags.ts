@@ -118,8 +118,6 @@ ${PARTS.filter((p) => p.kind === 'switch')
   .join('\n')}
   --nodes                        simulated nodes (default 0; 3 with --control-plane)
   --cluster-cidr                 Pod IPs of simulated nodes, a /24 each (default 10.244.0.0/16)
-  --service-cluster-ip-range     Service clusterIPs (default 10.96.0.0/12 with a control plane;
-                                 none otherwise)
   --graceful-pod-deletion        true | false: deleting a bound Pod waits for its kubelet
                                  (default true with a control plane)
   --node-readiness-delay         ms from a simulated Pod running to Ready (default 200)
@@ -129,7 +127,6 @@ ${PARTS.filter((p) => p.kind === 'switch')
 
 const CONTROL_PLANE_STRINGS = {
   'cluster-cidr': 'clusterCidr',
-  'service-cluster-ip-range': 'serviceClusterIpRange',
   'graceful-pod-deletion': 'gracefulPodDeletion',
   'node-readiness-delay': 'nodeReadinessDelayMs',
 } as const;

@@ -153,12 +153,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       apiFace(this, this.logger, {
         access: { corsOrigins: cors, hostWhitelist, clientHosts },
         watch: { maxWatchesPerStream: this.config.maxWatchesPerStream },
-        kubernetes: {
-          gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion,
-          ...(this.config.controlPlane.serviceClusterIpRange
-            ? { serviceClusterIPRange: this.config.controlPlane.serviceClusterIpRange }
-            : {}),
-        },
+        kubernetes: { gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion },
       }),
     );
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);

@@ -1,5 +1,5 @@
 /**
- * IPv4 CIDR ranges as Kubernetes uses them (`--service-cluster-ip-range`, `--cluster-cidr`):
+ * IPv4 CIDR ranges as Kubernetes uses them (`--cluster-cidr`, a service IP range):
  * parsing (ipaddr.js), the n-th address of a range, and the n-th sub-range of a given
  * prefix length (each node's share of the cluster CIDR). Shared by the server (Service
  * clusterIPs) and the simulated nodes (Pod IPs).

@@ -60,6 +60,59 @@ t.test('control plane against a member', async (t) => {
     t.equal(r.metadata.name, 'adopt');
   });
 
+  await t.test('Endpoints and EndpointSlices follow the ready Pods of a Service', async (t) => {
+    const svc = cp.client.resource(Resources.services, 'default');
+    await svc.create({
+      metadata: { name: 'adopt' },
+      spec: { selector: { app: 'adopt' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    });
+    type Ep = KubeObject & {
+      subsets?: { addresses?: { ip: string }[]; ports?: { port: number }[] }[];
+    };
+    type Slice = KubeObject & {
+      endpoints?: { addresses: string[]; conditions: { ready: boolean } }[];
+    };
+    const eps = cp.client.resource<Ep>(Resources.endpoints, 'default');
+    const slices = cp.client.resource<Slice>(Resources.endpointSlices, 'default');
+    const ips = async () =>
+      (await podsOf('adopt'))
+        .filter(ready)
+        .map((p) => p.status?.podIP)
+        .sort();
+    await waitFor('endpoints', async () => {
+      const e = await eps.get('adopt').catch(() => undefined);
+      return (
+        (e?.subsets?.[0]?.addresses ?? [])
+          .map((a) => a.ip)
+          .sort()
+          .join() === (await ips()).join()
+      );
+    });
+    const e = await eps.get('adopt');
+    t.equal(e.subsets?.[0]?.ports?.[0]?.port, 8080, 'the target port');
+    const s = await slices.get('adopt');
+    t.equal(s.metadata.labels?.['kubernetes.io/service-name'], 'adopt');
+    t.same(
+      (s.endpoints ?? [])
+        .filter((x) => x.conditions.ready)
+        .flatMap((x) => x.addresses)
+        .sort(),
+      await ips(),
+      'the slice lists the ready Pods',
+    );
+    await rs.patch('adopt', { spec: { replicas: 1 } }, 'merge');
+    await waitFor(
+      'one address left',
+      async () => ((await eps.get('adopt')).subsets?.[0]?.addresses ?? []).length === 1,
+    );
+    await svc.delete('adopt');
+    await waitFor(
+      'owned endpoints collected',
+      async () => (await slices.list()).items.length === 0,
+    );
+    t.pass('the slice went with its Service');
+  });
+
   await t.test('background: deleting the owner takes its dependants', async (t) => {
     await rs.delete('adopt');
     await waitFor('pods gone', async () => (await podsOf('adopt')).length === 0);

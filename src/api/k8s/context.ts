@@ -46,17 +46,13 @@ export interface KubeOptions {
   now?: () => number;
   /** Deleting a bound, unfinished Pod waits for its kubelet (see delete.ts). Default false. */
   gracefulPodDeletion?: boolean;
-  /** Allocate Services' clusterIPs from this IPv4 CIDR (see service-ips.ts). Default: none. */
-  serviceClusterIPRange?: string;
+
   /** The member's watch cache to build on; one is made over member.watchSource if absent. */
   cacher?: Cacher;
 }
 
-export type ResolvedKubeOptions = Required<
-  Omit<KubeOptions, 'versionExtra' | 'cacher' | 'serviceClusterIPRange'>
-> & {
+export type ResolvedKubeOptions = Required<Omit<KubeOptions, 'versionExtra' | 'cacher'>> & {
   versionExtra: Record<string, string>;
-  serviceClusterIPRange: string | undefined;
 };
 
 export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedKubeOptions {
@@ -73,7 +69,6 @@ export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedK
     createDefaultNamespaces: o.createDefaultNamespaces ?? true,
     now: o.now ?? Date.now,
     gracefulPodDeletion: o.gracefulPodDeletion ?? false,
-    serviceClusterIPRange: o.serviceClusterIPRange,
   };
 }
 
