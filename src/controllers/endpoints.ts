@@ -84,7 +84,7 @@ export class EndpointsController {
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const s = this.services.cache.get(key);
-    if (!s || !s.spec?.selector || s.metadata.deletionTimestamp) return;
+    if (!s?.spec?.selector || s.metadata.deletionTimestamp) return;
     const { namespace, name } = splitKey(key);
     const sel = { matchLabels: s.spec.selector };
     const pods = this.pods.cache
