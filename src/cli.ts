@@ -9,7 +9,7 @@
  * exits 0; a second signal exits at once. A member removed from its cluster stops and exits 0.
  */
 import { isEtceteraError } from './errors.js';
-import { resolveConfig } from './server/config.js';
+import { CONTROL_PLANE_ALL, resolveConfig } from './server/config.js';
 import { parseServeArgs, SERVE_USAGE } from './server/flags.js';
 import { ETCD_VERSION, ETCETERA_VERSION } from './server/version.js';
 
@@ -21,7 +21,13 @@ async function serve(args: string[]): Promise<void> {
   const config = resolveConfig(parseServeArgs(args));
   const { Member } = await import('./server/member.js');
   const member = await Member.start(config);
-  const stopScheduler = config.scheduler ? schedulerOf(config, member.logger) : undefined;
+  const { controlPlaneEnabled, startForMember } = await import('./controlplane/serve.js');
+  const controlPlane = controlPlaneEnabled(config) ? await startForMember(member) : undefined;
+  // The scheduler runs with --scheduler, or with --control-plane (every part).
+  const stopScheduler =
+    config.scheduler || schedulerWithControlPlane(config)
+      ? schedulerOf(config, member.logger)
+      : undefined;
   let exiting = false;
   const shutdown = (code: number, why: string) => {
     if (exiting) {
@@ -29,7 +35,7 @@ async function serve(args: string[]): Promise<void> {
     }
     exiting = true;
     member.logger.info({ why }, 'shutting down');
-    (stopScheduler?.() ?? Promise.resolve())
+    Promise.all([stopScheduler?.(), controlPlane?.stop()])
       .catch(() => undefined)
       .then(() => member.stop())
       .then(
@@ -44,6 +50,11 @@ async function serve(args: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown(0, 'SIGINT'));
   member.on('removed', () => shutdown(0, 'removed from the cluster'));
   member.on('error', () => shutdown(1, 'raft failed'));
+}
+
+/** --control-plane switches every part on, the scheduler too. */
+function schedulerWithControlPlane(config: ReturnType<typeof resolveConfig>): boolean {
+  return config.controlPlane.parts[CONTROL_PLANE_ALL] === true;
 }
 
 /** Starts the scheduler against the member's first client URL; returns its stop. */

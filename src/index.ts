@@ -7,6 +7,8 @@
  *   - a member: `Member.start(resolveConfig({...}))`, what `etcetera serve` runs;
  *   - clients: `Client` for etcd's JSON API, `KubeClient` and `Informer` for the
  *     Kubernetes-style API;
+ *   - a control plane (controllers and simulated nodes around a member) in one call:
+ *     `startControlPlane({ nodes: 3 })`;
  *   - the error catalogue.
  */
 
@@ -14,6 +16,9 @@ export type { ClientOptions } from './client/index.js';
 export { Client, ClientError } from './client/index.js';
 export type { InformerHandlers, InformerOptions, KubeClientOptions } from './client/k8s/index.js';
 export { Informer, KubeClient } from './client/k8s/index.js';
+export { Resources } from './client/k8s/types.js';
+export type { ControlPlane, StartControlPlaneOptions } from './controlplane/embedded.js';
+export { kubeconfigFor, startControlPlane } from './controlplane/embedded.js';
 export type { ErrorCode, ErrorDetails } from './errors.js';
 export { ERRORS, EtceteraError, GrpcCode, isEtceteraError } from './errors.js';
 export type { MemberConfig, MemberConfigInput, MemberOptions } from './server/index.js';

@@ -268,6 +268,13 @@ export const BUILTIN_KINDS: readonly ResourceInfo[] = [
     scale: false,
   }),
   define({
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    resource: 'endpointslices',
+    kind: 'EndpointSlice',
+    top: ['addressType', 'endpoints', 'ports'],
+  }),
+  define({
     group: 'coordination.k8s.io',
     version: 'v1',
     resource: 'leases',

@@ -53,6 +53,7 @@ export function apiFace(
     access?: AccessOptions;
     watch?: ApiOptions['watch'];
     grpc?: { maxConcurrentStreams?: number; keepalive?: GrpcKeepalive };
+    kubernetes?: ApiOptions['kubernetes'];
   } = {},
 ): ClientFace {
   const api = createEtcdApi(member, {
@@ -61,6 +62,7 @@ export function apiFace(
     version: { server: ETCD_VERSION, cluster: ETCD_CLUSTER_VERSION },
     access: options.access,
     watch: options.watch,
+    ...(options.kubernetes !== undefined ? { kubernetes: options.kubernetes } : {}),
   });
   const grpc = createGrpcFace(member, { logger, ...options.grpc });
   return {

@@ -9,6 +9,7 @@
 import { EtceteraError } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
 import { DEFAULT_MAX_WATCHES_PER_STREAM } from '../watchcache/etcd-session.js';
+import { parseCidr } from '../wire/cidr.js';
 import { quotaBytesOf } from './quota.js';
 
 export const ClusterState = { NEW: 'new', EXISTING: 'existing' } as const;
@@ -80,6 +81,20 @@ export interface MemberConfig {
   scheduler: boolean;
   /** --scheduler-seed: seed of its tie-breaking generator; undefined: random. */
   schedulerSeed: number | undefined;
+  /** The control plane run beside the member, and the API behaviour it needs. */
+  controlPlane: ControlPlaneConfig;
+}
+
+/** --control-plane and the switches of its parts (src/controlplane). */
+export interface ControlPlaneConfig {
+  /** Part name → on/off, or a count (`nodes`); only the parts given. */
+  parts: Record<string, boolean | number>;
+  /** Pod IPs of simulated nodes come from here, a /24 per node. */
+  clusterCidr: string;
+  /** A bound Pod's delete sets deletionTimestamp; its kubelet removes it. */
+  gracefulPodDeletion: boolean;
+  /** Simulated Pods become Ready this long after they run. */
+  nodeReadinessDelayMs: number;
 }
 
 /** etcd's defaults, as etcd 3.4 documents them (127.0.0.1 instead of localhost). */
@@ -142,6 +157,13 @@ export interface MemberConfigInput {
   /** A boolean, or 'true' / 'false'. */
   scheduler?: boolean | string;
   schedulerSeed?: number;
+  /** --control-plane: every part on (nodes: 3 unless --nodes says otherwise). */
+  controlPlane?: boolean | string;
+  /** Per-part switches by part name (`controllers`, `nodes`, ...). */
+  parts?: Record<string, boolean | number | string>;
+  clusterCidr?: string;
+  gracefulPodDeletion?: boolean | string;
+  nodeReadinessDelayMs?: number;
 }
 
 function bad(detail: string): EtceteraError {
@@ -334,6 +356,7 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
         : parseDuration('experimental-corrupt-check-time', input.corruptCheckTime ?? '0s'),
     scheduler: bool('scheduler', input.scheduler, false),
     schedulerSeed: schedulerSeed(input.schedulerSeed),
+    controlPlane: resolveControlPlane(input),
   };
 }
 
@@ -370,6 +393,41 @@ function schedulerSeed(v: number | undefined): number | undefined {
   }
   return v;
 }
+
+function cidrFlag(flag: string, text: string): string {
+  try {
+    return parseCidr(text).text;
+  } catch (e) {
+    throw bad(`--${flag}: ${(e as Error).message}`);
+  }
+}
+
+function resolveControlPlane(input: MemberConfigInput): ControlPlaneConfig {
+  const all = bool('control-plane', input.controlPlane, false);
+  const parts: Record<string, boolean | number> = {};
+  for (const [name, v] of Object.entries(input.parts ?? {})) {
+    if (typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v))) {
+      const n = Number(v);
+      if (!Number.isSafeInteger(n) || n < 0 || n > 5000)
+        throw bad(`--${name} must be a count from 0 to 5000`);
+      parts[name] = n;
+    } else parts[name] = bool(name, v, false);
+  }
+  const any =
+    all || Object.values(parts).some((v) => v === true || (typeof v === 'number' && v > 0));
+  const readiness = input.nodeReadinessDelayMs ?? 200;
+  if (!Number.isSafeInteger(readiness) || readiness < 0)
+    throw bad('--node-readiness-delay must be a number of ms');
+  return {
+    parts: all ? { ...parts, [CONTROL_PLANE_ALL]: true } : parts,
+    clusterCidr: cidrFlag('cluster-cidr', input.clusterCidr ?? '10.244.0.0/16'),
+    gracefulPodDeletion: bool('graceful-pod-deletion', input.gracefulPodDeletion, any),
+    nodeReadinessDelayMs: readiness,
+  };
+}
+
+/** The key of `parts` that --control-plane sets (every part on). */
+export const CONTROL_PLANE_ALL = '*';
 
 function bool(flag: string, v: boolean | string | undefined, dflt: boolean): boolean {
   if (v === undefined) return dflt;

@@ -4,6 +4,7 @@
  * ETCD_<FLAG>. A flag on the command line wins over its variable, as in etcd.
  */
 import { parseArgs } from 'node:util';
+import { PARTS } from '../controlplane/parts.js';
 import { EtceteraError } from '../errors.js';
 import { DEFAULTS, type MemberConfigInput } from './config.js';
 
@@ -57,11 +58,15 @@ export function parseServeArgs(
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): MemberConfigInput {
-  const options = Object.fromEntries(FLAG_NAMES.map((f) => [f, { type: 'string' as const }]));
+  const options = {
+    ...Object.fromEntries(FLAG_NAMES.map((f) => [f, { type: 'string' as const }])),
+    ...controlPlaneOptions(),
+  };
   let values: Record<string, string | boolean | undefined>;
+  const off = new Set<string>();
   try {
     ({ values } = parseArgs({
-      args: withBareBooleans(args),
+      args: switchesWithValues(withBareBooleans(args), off),
       options,
       strict: true,
       allowPositionals: false,
@@ -80,7 +85,8 @@ export function parseServeArgs(
       input[field] = Number(raw);
     } else input[field] = raw;
   }
-  return input as MemberConfigInput;
+  for (const n of off) values[n] = 'false';
+  return { ...(input as MemberConfigInput), ...controlPlaneInput(values, env) };
 }
 
 export const SERVE_USAGE = `Usage: etcetera [serve] [flags]
@@ -123,7 +129,85 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --experimental-corrupt-check-time
                                  how often the leader compares members' hashes and raises
                                  CORRUPT on a mismatch, e.g. 5m (default 0s = off)
+
+Control plane (clients of this member's Kubernetes API, run in the same process):
+  --control-plane                every part below (--nodes defaults to 3)
+${PARTS.filter((p) => p.kind === 'switch')
+  .map(
+    (p) =>
+      `  --${p.name.padEnd(29)}run the ${p.name} alone (or --${p.name}=false with --control-plane)`,
+  )
+  .join('\n')}
+  --nodes                        simulated nodes (default 0; 3 with --control-plane)
+  --cluster-cidr                 Pod IPs of simulated nodes, a /24 each (default 10.244.0.0/16)
+  --graceful-pod-deletion        true | false: deleting a bound Pod waits for its kubelet
+                                 (default true with a control plane)
+  --node-readiness-delay         ms from a simulated Pod running to Ready (default 200)
 ${schedulerUsage()}`;
+
+// --- control plane: --control-plane, one switch per part of src/controlplane/parts.ts ---
+
+const CONTROL_PLANE_STRINGS = {
+  'cluster-cidr': 'clusterCidr',
+  'graceful-pod-deletion': 'gracefulPodDeletion',
+  'node-readiness-delay': 'nodeReadinessDelayMs',
+} as const;
+
+function switchNames(): string[] {
+  return ['control-plane', ...PARTS.filter((p) => p.kind === 'switch').map((p) => p.name)];
+}
+
+function controlPlaneOptions(): Record<string, { type: 'string' | 'boolean' }> {
+  const o: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const n of switchNames()) o[n] = { type: 'boolean' };
+  for (const p of PARTS) if (p.kind === 'count') o[p.name] = { type: 'string' };
+  for (const n of Object.keys(CONTROL_PLANE_STRINGS)) o[n] = { type: 'string' };
+  return o;
+}
+
+/** `--controllers=false` / `=true` for boolean switches (parseArgs takes no value for them). */
+function switchesWithValues(args: readonly string[], off: Set<string>): string[] {
+  const names = new Set(switchNames());
+  const out: string[] = [];
+  for (const a of args) {
+    const m = /^--([a-z-]+)=(true|false)$/.exec(a);
+    if (m && names.has(m[1] as string)) {
+      if (m[2] === 'true') out.push(`--${m[1]}`);
+      else off.add(m[1] as string);
+    } else out.push(a);
+  }
+  return out;
+}
+
+function controlPlaneInput(
+  values: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv,
+): MemberConfigInput {
+  const input: MemberConfigInput = {};
+  const parts: Record<string, boolean | number | string> = {};
+  const flag = (n: string): string | boolean | undefined => values[n] ?? env[envName(n)];
+  const cp = flag('control-plane');
+  if (cp !== undefined) input.controlPlane = cp;
+  for (const p of PARTS) {
+    const v = flag(p.name);
+    if (v === undefined) continue;
+    if (p.kind === 'count') {
+      if (typeof v !== 'string' || !/^\d+$/.test(v.trim()))
+        throw bad(`--${p.name} must be a number, not ${JSON.stringify(v)}`);
+      parts[p.name] = Number(v);
+    } else parts[p.name] = v;
+  }
+  if (Object.keys(parts).length > 0) input.parts = parts;
+  for (const [n, field] of Object.entries(CONTROL_PLANE_STRINGS)) {
+    const v = flag(n);
+    if (typeof v !== 'string') continue;
+    if (field === 'nodeReadinessDelayMs') {
+      if (!/^\d+$/.test(v.trim())) throw bad(`--${n} must be a number, not ${JSON.stringify(v)}`);
+      input.nodeReadinessDelayMs = Number(v);
+    } else input[field] = v;
+  }
+  return input;
+}
 
 // --- The control plane's scheduler (src/scheduler). Declared as functions so that the
 // tables above, built when this module loads, can use them from the end of the file.

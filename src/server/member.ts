@@ -233,6 +233,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
             timeoutMs: this.config.grpcKeepaliveTimeoutMs,
           },
         },
+        kubernetes: { gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion },
       }),
     );
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);

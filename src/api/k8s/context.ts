@@ -46,6 +46,9 @@ export interface KubeOptions {
   createDefaultNamespaces?: boolean;
   /** Time source (ms). */
   now?: () => number;
+  /** Deleting a bound, unfinished Pod waits for its kubelet (see delete.ts). Default false. */
+  gracefulPodDeletion?: boolean;
+
   /** The member's watch cache to build on; one is made over member.watchSource if absent. */
   cacher?: Cacher;
 }
@@ -66,6 +69,7 @@ export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedK
     watchMaxBufferedBytes: o.watchMaxBufferedBytes ?? 8 * 1024 * 1024,
     createDefaultNamespaces: o.createDefaultNamespaces ?? true,
     now: o.now ?? Date.now,
+    gracefulPodDeletion: o.gracefulPodDeletion ?? false,
   };
 }
 

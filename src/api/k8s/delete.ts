@@ -6,7 +6,16 @@
  * An object with finalizers is not removed: it gets a deletionTimestamp and stays until an
  * update removes its last finalizer. A Namespace is marked Terminating, everything in it is
  * deleted, then the Namespace itself. A CustomResourceDefinition takes its objects with it.
- * Owner-reference garbage collection (propagationPolicy) is not done: dependants stay.
+ *
+ * propagationPolicy Foreground or Orphan marks the object deleted and adds the
+ * `foregroundDeletion` or `orphan` finalizer; the garbage collector (src/controllers) then
+ * deletes or orphans the dependants and removes the finalizer. Background (the default)
+ * deletes at once and leaves the dependants to the garbage collector.
+ *
+ * With `gracefulPodDeletion`, a Pod bound to a node and not finished is deleted gracefully:
+ * it gets a deletionTimestamp `gracePeriodSeconds` (default its
+ * terminationGracePeriodSeconds, else 30) ahead and stays until its kubelet deletes it with
+ * gracePeriodSeconds=0.
  */
 
 import { admissionRequest } from '../../k8s/admission.js';
@@ -26,19 +35,43 @@ import { currentObject, updateObject } from './write.js';
 interface Preconditions {
   uid?: string;
   resourceVersion?: string;
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  gracePeriodSeconds?: number;
+}
+
+const POLICIES = new Set(['Foreground', 'Background', 'Orphan']);
+
+function readPolicy(body: Record<string, unknown>, rr: ResourceRequest, out: Preconditions): void {
+  const policy = body.propagationPolicy ?? rr.query.get('propagationPolicy') ?? undefined;
+  if (policy !== undefined && policy !== null) {
+    if (typeof policy !== 'string' || !POLICIES.has(policy))
+      throw badRequest(`propagationPolicy must be one of Foreground, Background, Orphan`);
+    out.propagationPolicy = policy as Preconditions['propagationPolicy'];
+  } else if (body.orphanDependents === true) out.propagationPolicy = 'Orphan';
+  const grace = body.gracePeriodSeconds ?? rr.query.get('gracePeriodSeconds') ?? undefined;
+  if (grace !== undefined && grace !== null) {
+    const n = Number(grace);
+    if (!Number.isSafeInteger(n)) throw badRequest('gracePeriodSeconds must be an integer');
+    out.gracePeriodSeconds = Math.max(0, n);
+  }
 }
 
 async function readDeleteOptions(kube: Kube, rr: ResourceRequest): Promise<Preconditions> {
   const buf = await readBody(rr.req, kube.options.maxBodyBytes);
   const text = buf.toString('utf8');
-  if (text.trim() === '') return {};
+  const fromQuery: Preconditions = {};
+  if (text.trim() === '') {
+    readPolicy({}, rr, fromQuery);
+    return fromQuery;
+  }
   const body = asObject(parseJsonText(text));
+  readPolicy(body, rr, fromQuery);
   const pre = body.preconditions;
-  if (pre === undefined || pre === null) return {};
+  if (pre === undefined || pre === null) return fromQuery;
   if (typeof pre !== 'object' || Array.isArray(pre))
     throw badRequest('preconditions must be an object');
   const p = pre as Record<string, unknown>;
-  const out: Preconditions = {};
+  const out: Preconditions = fromQuery;
   if (typeof p.uid === 'string') out.uid = p.uid;
   if (typeof p.resourceVersion === 'string') out.resourceVersion = p.resourceVersion;
   return out;
@@ -68,8 +101,15 @@ export async function deleteObject(
     const preconditionsHold =
       (pre.uid === undefined || pre.uid === m.uid) &&
       (pre.resourceVersion === undefined || pre.resourceVersion === m.resourceVersion);
+    const grace = podGrace(kube, info, cur.obj, pre);
+    const policy = pre.propagationPolicy;
+    const finalizer =
+      policy === 'Foreground' ? 'foregroundDeletion' : policy === 'Orphan' ? 'orphan' : undefined;
     const special =
-      (info.group === '' && info.resource === 'namespaces') || (m.finalizers ?? []).length > 0;
+      (info.group === '' && info.resource === 'namespaces') ||
+      (m.finalizers ?? []).length > 0 ||
+      grace > 0 ||
+      finalizer !== undefined;
     if (cached && (!preconditionsHold || special || dryRun)) continue;
     if (pre.uid !== undefined && pre.uid !== m.uid) {
       throw conflict(
@@ -89,7 +129,10 @@ export async function deleteObject(
     }
     if (info.group === '' && info.resource === 'namespaces')
       return deleteNamespace(kube, cur.obj, dryRun);
-    if ((m.finalizers ?? []).length > 0) return markDeleting(kube, info, cur.obj, dryRun);
+    if (finalizer !== undefined && !m.deletionTimestamp)
+      return markDeleting(kube, info, cur.obj, dryRun, { finalizer, grace });
+    if ((m.finalizers ?? []).length > 0 || grace > 0)
+      return markDeleting(kube, info, cur.obj, dryRun, { grace });
     if (dryRun) return cur.obj;
     const out = await kube.storage.delete(key, cur.modRevision);
     if (out.ok) {
@@ -104,14 +147,32 @@ export async function deleteObject(
   throw conflict(subject);
 }
 
+/**
+ * A bound, unfinished Pod's grace period when deletion is graceful (0: delete now). A Pod
+ * already being deleted is removed by a delete with gracePeriodSeconds=0 (its kubelet's).
+ */
+function podGrace(kube: Kube, info: ResourceInfo, obj: KubeObject, pre: Preconditions): number {
+  if (!kube.options.gracefulPodDeletion || info.group !== '' || info.resource !== 'pods') return 0;
+  const spec = (obj.spec ?? {}) as { nodeName?: unknown; terminationGracePeriodSeconds?: unknown };
+  const phase = (obj.status as { phase?: unknown } | undefined)?.phase;
+  if (typeof spec.nodeName !== 'string' || spec.nodeName === '') return 0;
+  if (phase === 'Succeeded' || phase === 'Failed') return 0;
+  if (pre.gracePeriodSeconds !== undefined) return pre.gracePeriodSeconds;
+  if (obj.metadata.deletionTimestamp) return 1; // stays until its kubelet says 0
+  const t = spec.terminationGracePeriodSeconds;
+  return typeof t === 'number' && Number.isSafeInteger(t) && t >= 0 ? t : 30;
+}
+
 /** Graceful deletion: set deletionTimestamp; the last finalizer's removal deletes it. */
 async function markDeleting(
   kube: Kube,
   info: ResourceInfo,
   obj: KubeObject,
   dryRun: boolean,
+  o: { finalizer?: string; grace?: number } = {},
 ): Promise<KubeObject> {
   if (obj.metadata.deletionTimestamp) return obj;
+  const grace = o.grace ?? 0;
   const r = await updateObject(kube, {
     info,
     namespace: obj.metadata.namespace ?? '',
@@ -119,7 +180,9 @@ async function markDeleting(
     subresource: undefined,
     dryRun,
     transform: (cur) => cur,
-    markDeletion: timestamp(kube.options.now()),
+    markDeletion: timestamp(kube.options.now() + grace * 1000),
+    deletionGracePeriodSeconds: grace,
+    ...(o.finalizer ? { addFinalizer: o.finalizer } : {}),
     manager: 'kube-apiserver',
   });
   return r.obj;
@@ -186,7 +249,11 @@ export async function handleDeleteCollection(
   o: ListOptions,
 ): Promise<void> {
   const dryRun = parseDryRun(rr.query);
-  await readDeleteOptions(kube, rr);
+  const { propagationPolicy, gracePeriodSeconds } = await readDeleteOptions(kube, rr);
+  const policy = {
+    ...(propagationPolicy ? { propagationPolicy } : {}),
+    ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
+  };
   const filter = compileFilter(rr.info, rr.path.namespace, o.labelSelector, o.fieldSelector);
   const fresh = await kube.storage.currentRevision();
   await kube.hub.waitFresh(fresh, kube.options.freshTimeoutMs);
@@ -195,7 +262,14 @@ export async function handleDeleteCollection(
   for (const [, entry] of page.items) {
     const m = entry.obj.metadata;
     try {
-      const obj = await deleteObject(kube, rr.info, m.namespace ?? '', m.name ?? '', {}, dryRun);
+      const obj = await deleteObject(
+        kube,
+        rr.info,
+        m.namespace ?? '',
+        m.name ?? '',
+        policy,
+        dryRun,
+      );
       deleted.push(
         JSON.stringify({ ...obj, apiVersion: apiVersionOf(rr.info), kind: rr.info.kind }),
       );

@@ -142,6 +142,10 @@ export interface UpdateSpec {
   transform(current: KubeObject): KubeObject | Promise<KubeObject>;
   /** Graceful deletion: set this deletionTimestamp (kept if one is set already). */
   markDeletion?: string;
+  /** With markDeletion: the deletionGracePeriodSeconds to record (default 0). */
+  deletionGracePeriodSeconds?: number;
+  /** With markDeletion: a finalizer to add (foregroundDeletion, orphan). */
+  addFinalizer?: string;
   /** Replace status (the namespace's Terminating phase). */
   status?: Record<string, unknown>;
 }
@@ -192,7 +196,10 @@ export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateRes
     let next = prepareUpdate(info, wanted, cur.obj, u.subresource);
     if (u.markDeletion && !next.metadata.deletionTimestamp) {
       next.metadata.deletionTimestamp = u.markDeletion;
-      next.metadata.deletionGracePeriodSeconds = 0;
+      next.metadata.deletionGracePeriodSeconds = u.deletionGracePeriodSeconds ?? 0;
+    }
+    if (u.addFinalizer && !(next.metadata.finalizers ?? []).includes(u.addFinalizer)) {
+      next.metadata.finalizers = [...(next.metadata.finalizers ?? []), u.addFinalizer];
     }
     if (u.status) next.status = u.status;
     normalizeObject(info, next);
@@ -207,10 +214,12 @@ export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateRes
       return { obj: cur.obj, deleted: false };
     }
     // Removing the last finalizer of an object being deleted completes its deletion.
+    // (An object being deleted without finalizers, a Pod waiting for its kubelet, stays.)
     const finished =
       !u.markDeletion &&
       next.metadata.deletionTimestamp !== undefined &&
-      (next.metadata.finalizers ?? []).length === 0;
+      (next.metadata.finalizers ?? []).length === 0 &&
+      (cur.obj.metadata.finalizers ?? []).length > 0;
     if (u.dryRun) {
       if (cached) continue;
       return { obj: next, deleted: finished };

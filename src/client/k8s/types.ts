@@ -66,6 +66,12 @@ export const Resources = {
   pods: { group: '', version: 'v1', resource: 'pods', namespaced: true },
   services: { group: '', version: 'v1', resource: 'services', namespaced: true },
   endpoints: { group: '', version: 'v1', resource: 'endpoints', namespaced: true },
+  endpointSlices: {
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    resource: 'endpointslices',
+    namespaced: true,
+  },
   configMaps: { group: '', version: 'v1', resource: 'configmaps', namespaced: true },
   secrets: { group: '', version: 'v1', resource: 'secrets', namespaced: true },
   nodes: { group: '', version: 'v1', resource: 'nodes', namespaced: false },
