@@ -3,6 +3,7 @@
  * with In, NotIn, Exists, DoesNotExist), node selector terms (the same plus Gt and Lt on
  * integer label values, and matchFields on metadata.name), and tolerations against taints.
  */
+import { selectorMatches } from '../client/k8s/selector.js';
 import type {
   LabelSelector,
   Labels,
@@ -19,30 +20,7 @@ export function matchesSelector(
   selector: LabelSelector | null | undefined,
   labels: Labels,
 ): boolean {
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {}))
-    if (labels[k] !== v) return false;
-  for (const r of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(labels, r.key);
-    const values = r.values ?? [];
-    switch (r.operator) {
-      case 'In':
-        if (!has || !values.includes(labels[r.key] as string)) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(labels[r.key] as string)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
+  return selectorMatches(selector ?? undefined, labels);
 }
 
 /** A base-10 integer as Kubernetes parses label values for Gt/Lt; undefined otherwise. */

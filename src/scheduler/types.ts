@@ -12,16 +12,10 @@ import type { KubeObject } from '../client/k8s/index.js';
 
 export type Labels = Readonly<Record<string, string>>;
 
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  values?: string[];
-}
+/** Label selectors are the client's (src/client/k8s/selector.ts). */
+import type { LabelSelector } from '../client/k8s/selector.js';
 
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
-}
+export type { LabelSelector, LabelSelectorRequirement } from '../client/k8s/selector.js';
 
 export interface NodeSelectorRequirement {
   key: string;
