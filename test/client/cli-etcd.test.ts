@@ -9,11 +9,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import { runClientCommand } from '../../src/cli/client.js';
 import { Client } from '../../src/client/index.js';
 import { snapshotStatus } from '../../src/client/snapshot-status.js';
 import { isEtceteraError } from '../../src/errors.js';
 import { etcdUnavailable, startEtcd } from '../api/servers.js';
+import { runCli } from './run-cli.js';
 
 function etcdctlUnavailable(): string | undefined {
   const r = spawnSync('etcdctl', ['version'], { encoding: 'utf8', env: etcdctlEnv() });
@@ -38,20 +38,8 @@ async function setup(t: Test) {
   const etcd = await startEtcd(join(dir, 'etcd'));
   t.teardown(() => etcd.close());
   const endpoint = etcd.url.replace('http://', '');
-  const ours = async (args: string[]): Promise<Run> => {
-    let out = '';
-    let err = '';
-    const code = await runClientCommand([...args, `--endpoints=${endpoint}`], {
-      stdout: (s) => {
-        out += s;
-      },
-      stderr: (s) => {
-        err += s;
-      },
-      readStdin: async () => '',
-    });
-    return { code, out, err };
-  };
+  const ours = (args: string[]): Promise<Run> => runCli([...args, `--endpoints=${endpoint}`]);
+
   const theirs = (args: string[]): Run => {
     const r = spawnSync('etcdctl', [...args, `--endpoints=${endpoint}`], {
       encoding: 'utf8',
@@ -176,10 +164,12 @@ t.test(
       ),
       { numRuns: 300 },
     );
-    const two = await runClientCommand(
-      ['snapshot', 'save', join(dir, 'x.db'), `--endpoints=${etcd.url},${etcd.url}`],
-      { stdout: () => undefined, stderr: () => undefined, readStdin: async () => '' },
-    );
-    t.equal(two, 5, 'one endpoint only, as etcdctl');
+    const two = await runCli([
+      'snapshot',
+      'save',
+      join(dir, 'x.db'),
+      `--endpoints=${etcd.url},${etcd.url}`,
+    ]);
+    t.equal(two.code, 5, 'one endpoint only, as etcdctl');
   },
 );

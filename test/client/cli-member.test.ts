@@ -7,27 +7,15 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { runClientCommand } from '../../src/cli/client.js';
 import { startMember } from '../api/servers.js';
+import { runCli } from './run-cli.js';
 
 t.test('snapshot save, endpoint hashkv, defrag, alarm list over gRPC', async (t) => {
   const dir = t.testdir();
   const member = await startMember(join(dir, 'member'));
   t.teardown(() => member.close());
-  const run = async (args: string[]) => {
-    let out = '';
-    let err = '';
-    const code = await runClientCommand([...args, `--endpoints=${member.url}`], {
-      stdout: (s) => {
-        out += s;
-      },
-      stderr: (s) => {
-        err += s;
-      },
-      readStdin: async () => '',
-    });
-    return { code, out, err };
-  };
+  const run = (args: string[]) => runCli([...args, `--endpoints=${member.url}`]);
+
   for (let i = 0; i < 20; i++) await run(['put', `k${i}`, 'v'.repeat(200)]);
   const file = join(dir, 'snap.db');
   t.same(await run(['snapshot', 'save', file]), {

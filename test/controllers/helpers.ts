@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '../../src/client/k8s/types.js';
+import { waitFor as serverWaitFor } from '../server/helpers.js';
 
 export function findKubectl(): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(':')) {
@@ -35,18 +36,14 @@ export function kubectlRunner(bin: string, dir: string, kubeconfig: string) {
     });
 }
 
-export async function waitFor(
+/** The suite's waitFor with a control plane's pace: up to a minute, polling every 200 ms. */
+export function waitFor(
   what: string,
   cond: () => boolean | Promise<boolean>,
   timeoutMs = 60_000,
   stepMs = 200,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
+  return serverWaitFor(what, cond, timeoutMs, stepMs);
 }
 
 export type Pod = KubeObject & {

@@ -11,9 +11,9 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
 import { BoltReader, dumpBolt } from '../../src/bbolt/reader.js';
-import { runClientCommand } from '../../src/cli/client.js';
 import { Client } from '../../src/client/index.js';
 import { etcdUnavailable, freePort, startEtcd } from '../api/servers.js';
+import { runCli } from '../client/run-cli.js';
 import { startSingle } from './helpers.js';
 import { etcdctlUnavailable, type History, historyOf, writeHistory } from './snapshot-history.js';
 
@@ -29,20 +29,7 @@ function ctl(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   });
 }
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runClientCommand(args, {
-    stdout: (s) => {
-      out += s;
-    },
-    stderr: (s) => {
-      err += s;
-    },
-    readStdin: async () => '',
-  });
-  return { code, out, err };
-}
+const cli = (args: string[]) => runCli(args);
 
 const skip = etcdUnavailable() ?? etcdctlUnavailable() ?? false;
 

@@ -6,22 +6,13 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import { runClientCommand } from '../../src/cli/client.js';
+import { runCli } from '../client/run-cli.js';
 import { freePorts, waitFor } from './helpers.js';
 import { ProcCluster } from './procs/cluster.js';
 import { compileCli } from './procs/compile.js';
 import { post, prefixMap, put, status } from './procs/http.js';
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runClientCommand(args, {
-    stdout: (s) => void (out += s),
-    stderr: (s) => void (err += s),
-    readStdin: async () => '',
-  });
-  return { code, out, err };
-}
+const cli = (args: string[]) => runCli(args);
 
 interface JsonMember {
   ID: string;

@@ -10,12 +10,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
-import { runClientCommand } from '../../src/cli/client.js';
 import { Client } from '../../src/client/index.js';
 import { saveSnapshot } from '../../src/client/snapshot.js';
 import { isEtceteraError } from '../../src/errors.js';
 import { restoreSnapshot } from '../../src/server/restore.js';
 import { etcdUnavailable, startEtcd } from '../api/servers.js';
+import { runCli } from '../client/run-cli.js';
 import { freePorts, startSingle } from './helpers.js';
 import { LocalCluster } from './local-cluster.js';
 import { etcdctlUnavailable, historyOf, writeHistory } from './snapshot-history.js';
@@ -26,20 +26,7 @@ const SINGLE = {
   initialAdvertisePeerUrls: 'http://127.0.0.1:1',
 };
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runClientCommand(args, {
-    stdout: (s) => {
-      out += s;
-    },
-    stderr: (s) => {
-      err += s;
-    },
-    readStdin: async () => '',
-  });
-  return { code, out, err };
-}
+const cli = (args: string[]) => runCli(args);
 
 const low53 = (id: string) => {
   const n = BigInt(id);
