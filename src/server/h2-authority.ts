@@ -33,6 +33,8 @@ const OPENING = new Set<number>([TYPE.SETTINGS, TYPE.WINDOW_UPDATE, TYPE.PRIORIT
 const FLAG = { ACK: 0x1, END_HEADERS: 0x4, PADDED: 0x8, PRIORITY: 0x20 } as const;
 /** HPACK's static-table index of `:authority`. */
 const AUTHORITY_INDEX = 1;
+/** The largest frame a peer may send before it has read other settings (RFC 9113 §4.2). */
+const MAX_FRAME = 16_384;
 /** An empty SETTINGS frame: the server's preface as far as the client must wait for one. */
 export const EMPTY_SETTINGS = Buffer.from([0, 0, 0, TYPE.SETTINGS, 0, 0, 0, 0, 0]);
 
@@ -185,6 +187,9 @@ export class H2Preamble {
       reply = EMPTY_SETTINGS;
     }
     for (;;) {
+      // Bytes that cannot open a connection go to node:http2 at once (it ends the
+      // connection with a GOAWAY), instead of being held for the preamble's timeout.
+      if (this.hopeless()) return { kind: 'done', bytes: this.giveUp() };
       const f = this.nextFrame();
       if (f === undefined) break;
       if (!this.ackRemoved && f.type === TYPE.SETTINGS && f.flags & FLAG.ACK && f.stream === 0) {
@@ -202,6 +207,20 @@ export class H2Preamble {
       if (this.ackRemoved && this.blockSeen) return this.done();
     }
     return reply === undefined ? { kind: 'more' } : { kind: 'more', reply };
+  }
+
+  /**
+   * Whether the bytes after the preface can no longer be a connection's opening: the first
+   * frame is not a SETTINGS frame on stream 0 (RFC 9113 §3.4), or the next frame claims more
+   * than the 16 KiB a client may send before it has the server's settings (§4.2).
+   */
+  private hopeless(): boolean {
+    if (this.buf.length < FRAME_HEADER) return false;
+    if (this.buf.readUIntBE(0, 3) > MAX_FRAME) return true;
+    const first = this.passed.length === 1 && !this.ackRemoved;
+    return (
+      first && (this.buf[3] !== TYPE.SETTINGS || (this.buf.readUInt32BE(5) & 0x7fffffff) !== 0)
+    );
   }
 
   /** Hands over everything read so far, unchanged (but for the answer to our SETTINGS). */

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import hpackJs from 'hpack.js';
 import t from 'tap';
-import { authorityOfUrl, rewriteAuthority } from '../../src/server/h2-authority.js';
+import { authorityOfUrl, H2Preamble, rewriteAuthority } from '../../src/server/h2-authority.js';
 
 interface Header {
   name: string;
@@ -106,4 +106,29 @@ t.test('rewriting the first block keeps every later block decoding as sent', asy
     ),
     { numRuns: 300 },
   );
+});
+
+t.test('bytes that cannot open a connection are handed over at once, not held', async (t) => {
+  const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+  const settings = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+  const cases: [string, Buffer][] = [
+    ['text after the preface', Buffer.from('not a settings frame at all, just bytes')],
+    ['a first frame that is not SETTINGS', Buffer.from([0, 0, 1, 0, 0, 0, 0, 0, 1, 0x61])],
+    ['SETTINGS on a stream', Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 3])],
+    ['a 16 MiB frame', Buffer.from([0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0])],
+    [
+      'a 16 MiB frame after SETTINGS',
+      Buffer.concat([settings, Buffer.from([0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0])]),
+    ],
+  ];
+  for (const [what, garbage] of cases) {
+    const p = new H2Preamble(preface.length);
+    const step = p.push(Buffer.concat([preface, garbage]));
+    t.equal(step.kind, 'done', `${what}: handed over`);
+    if (step.kind === 'done')
+      t.same(step.bytes, Buffer.concat([preface, garbage]), `${what}: unchanged`);
+  }
+  // A well-formed opening is still held for the first request.
+  const ok = new H2Preamble(preface.length);
+  t.equal(ok.push(Buffer.concat([preface, settings])).kind, 'more', 'a client SETTINGS is read on');
 });
