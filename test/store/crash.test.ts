@@ -9,7 +9,7 @@ import t from 'tap';
 import type { Revision } from '../../src/store/index.js';
 import { open } from '../../src/store/index.js';
 
-const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 10);
+const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 6);
 const child = fileURLToPath(new URL('./fixtures/crash-writer.ts', import.meta.url));
 
 interface RoundResult {
