@@ -110,13 +110,13 @@ t.test('control plane against a member', async (t) => {
       'owned endpoints collected',
       async () => (await slices.list()).items.length === 0,
     );
-    t.pass('the slice went with its Service');
+    t.same((await slices.list()).items, [], 'the slice went with its Service');
   });
 
   await t.test('background: deleting the owner takes its dependants', async (t) => {
     await rs.delete('adopt');
     await waitFor('pods gone', async () => (await podsOf('adopt')).length === 0);
-    t.pass('the Pods were collected');
+    t.same(await podsOf('adopt'), [], 'the Pods were collected');
   });
 
   await t.test('orphan: dependants stay, without the reference', async (t) => {
@@ -168,7 +168,11 @@ t.test('control plane against a member', async (t) => {
           (await podsOf('fg')).length === 0 &&
           (await rs.list()).items.every((i) => i.metadata.name !== 'fg'),
       );
-      t.pass('Pods deleted by their kubelet, then the owner');
+      t.same(await podsOf('fg'), [], 'Pods deleted by their kubelet');
+      t.notOk(
+        (await rs.list()).items.some((i) => i.metadata.name === 'fg'),
+        'then the owner',
+      );
     },
   );
 
@@ -281,7 +285,11 @@ t.test('control plane against a member', async (t) => {
         const names = (await pods.list()).items.map((p) => p.metadata.name);
         return !names.includes('intolerant') && !names.includes('patient');
       });
-      t.pass('the node came back and its kubelet finished the evictions');
+      const left = (await pods.list()).items.map((p) => p.metadata.name);
+      t.notOk(
+        left.includes('intolerant') || left.includes('patient'),
+        'the node came back and its kubelet finished the evictions',
+      );
     },
   );
 
@@ -298,6 +306,9 @@ t.test('control plane against a member', async (t) => {
     await waitFor('gone', async () =>
       (await pods.list()).items.every((p) => p.metadata.name !== 'stranded'),
     );
-    t.pass('removed');
+    t.notOk(
+      (await pods.list()).items.some((p) => p.metadata.name === 'stranded'),
+      'removed with its Node',
+    );
   });
 });

@@ -38,92 +38,96 @@ t.test('deployments converge after random edits and failures', async (t) => {
   const deployments = cp.client.resource(Resources.deployments, 'default');
   const pods = cp.client.resource<Pod>(Resources.pods, 'default');
   let run = 0;
-  await fc.assert(
-    fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), async (ops) => {
-      const name = `p${run++}`;
-      let replicas = 2;
-      let tag = 0;
-      await deployments.create({
-        metadata: { name },
-        spec: {
-          replicas,
-          selector: { matchLabels: { app: name } },
-          template: {
-            metadata: { labels: { app: name } },
-            spec: { containers: [{ name: 'c', image: 'img:0' }] },
-          },
-        },
-      });
-      for (const o of ops) {
-        if (o.op === 'scale') {
-          replicas = o.replicas;
-          await deployments.patch(name, { spec: { replicas } }, 'merge');
-        } else if (o.op === 'image') {
-          tag = o.tag;
-          await deployments.patch(
-            name,
-            { spec: { template: { spec: { containers: [{ name: 'c', image: `img:${tag}` }] } } } },
-            'strategic',
-          );
-        } else if (o.op === 'strategy') {
-          await deployments.patch(
-            name,
-            {
-              spec: {
-                strategy: o.recreate
-                  ? { type: 'Recreate', rollingUpdate: null }
-                  : { type: 'RollingUpdate' },
-              },
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), async (ops) => {
+        const name = `p${run++}`;
+        let replicas = 2;
+        let tag = 0;
+        await deployments.create({
+          metadata: { name },
+          spec: {
+            replicas,
+            selector: { matchLabels: { app: name } },
+            template: {
+              metadata: { labels: { app: name } },
+              spec: { containers: [{ name: 'c', image: 'img:0' }] },
             },
-            'merge',
-          );
-        } else if (o.op === 'killPod') {
-          const list = (await pods.list({ labelSelector: `app=${name}` })).items;
-          const victim = list[o.index % Math.max(1, list.length)];
-          if (victim)
-            await pods
-              .delete(victim.metadata.name as string, { gracePeriodSeconds: 0 })
-              .catch(() => undefined);
-        } else {
-          const node = sim.nodeNames[o.index % sim.nodeNames.length] as string;
-          await sim.removeNode(node);
-          await sim.addNode(node);
+          },
+        });
+        for (const o of ops) {
+          if (o.op === 'scale') {
+            replicas = o.replicas;
+            await deployments.patch(name, { spec: { replicas } }, 'merge');
+          } else if (o.op === 'image') {
+            tag = o.tag;
+            await deployments.patch(
+              name,
+              {
+                spec: { template: { spec: { containers: [{ name: 'c', image: `img:${tag}` }] } } },
+              },
+              'strategic',
+            );
+          } else if (o.op === 'strategy') {
+            await deployments.patch(
+              name,
+              {
+                spec: {
+                  strategy: o.recreate
+                    ? { type: 'Recreate', rollingUpdate: null }
+                    : { type: 'RollingUpdate' },
+                },
+              },
+              'merge',
+            );
+          } else if (o.op === 'killPod') {
+            const list = (await pods.list({ labelSelector: `app=${name}` })).items;
+            const victim = list[o.index % Math.max(1, list.length)];
+            if (victim)
+              await pods
+                .delete(victim.metadata.name as string, { gracePeriodSeconds: 0 })
+                .catch(() => undefined);
+          } else {
+            const node = sim.nodeNames[o.index % sim.nodeNames.length] as string;
+            await sim.removeNode(node);
+            await sim.addNode(node);
+          }
         }
-      }
-      const image = `img:${tag}`;
-      await waitFor(
-        `${name} converged (${JSON.stringify(ops)})`,
-        async () => {
-          const list = (await pods.list({ labelSelector: `app=${name}` })).items;
-          if (list.length !== replicas) return false;
-          if (!list.every((p) => ready(p) && p.spec.containers[0]?.image === image)) return false;
-          const d = (await deployments.get(name)) as KubeObject & {
-            status?: {
-              updatedReplicas?: number;
-              availableReplicas?: number;
-              replicas?: number;
-              observedGeneration?: number;
+        const image = `img:${tag}`;
+        await waitFor(
+          `${name} converged (${JSON.stringify(ops)})`,
+          async () => {
+            const list = (await pods.list({ labelSelector: `app=${name}` })).items;
+            if (list.length !== replicas) return false;
+            if (!list.every((p) => ready(p) && p.spec.containers[0]?.image === image)) return false;
+            const d = (await deployments.get(name)) as KubeObject & {
+              status?: {
+                updatedReplicas?: number;
+                availableReplicas?: number;
+                replicas?: number;
+                observedGeneration?: number;
+              };
             };
-          };
-          const s = d.status ?? {};
-          return (
-            s.observedGeneration === d.metadata.generation &&
-            (s.updatedReplicas ?? 0) === replicas &&
-            (s.availableReplicas ?? 0) === replicas &&
-            (s.replicas ?? 0) === replicas
-          );
-        },
-        90_000,
-      );
-      const owners = new Set(
-        (await pods.list({ labelSelector: `app=${name}` })).items.map(
-          (p) => ((p.metadata.ownerReferences ?? [])[0] as { name?: string } | undefined)?.name,
-        ),
-      );
-      await deployments.delete(name);
-      return owners.size <= 1;
-    }),
-    { numRuns: 4, endOnFailure: true },
+            const s = d.status ?? {};
+            return (
+              s.observedGeneration === d.metadata.generation &&
+              (s.updatedReplicas ?? 0) === replicas &&
+              (s.availableReplicas ?? 0) === replicas &&
+              (s.replicas ?? 0) === replicas
+            );
+          },
+          90_000,
+        );
+        const owners = new Set(
+          (await pods.list({ labelSelector: `app=${name}` })).items.map(
+            (p) => ((p.metadata.ownerReferences ?? [])[0] as { name?: string } | undefined)?.name,
+          ),
+        );
+        await deployments.delete(name);
+        return owners.size <= 1;
+      }),
+      { numRuns: 4, endOnFailure: true },
+    ),
+    'every sequence converged',
   );
-  t.pass('every sequence converged');
 });

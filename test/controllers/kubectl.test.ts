@@ -145,6 +145,12 @@ if (!kubectl) {
       const ps = await cp.client.resource(Resources.pods, 'default').list();
       return rs.items.length === 0 && ps.items.length === 0;
     });
-    t.pass('the ReplicaSets and Pods went with the Deployment');
+    const rsLeft = await cp.client.resource(Resources.replicaSets, 'default').list();
+    const podsLeft = await cp.client.resource(Resources.pods, 'default').list();
+    t.same(
+      [...rsLeft.items, ...podsLeft.items],
+      [],
+      'the ReplicaSets and Pods went with the Deployment',
+    );
   });
 }

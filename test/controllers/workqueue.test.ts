@@ -45,45 +45,47 @@ t.test('backoff doubles per failure up to the cap, forget resets it', async (t) 
 });
 
 t.test('property: every added key is handed out, never to two workers at once', async (t) => {
-  await fc.assert(
-    fc.asyncProperty(
-      fc.array(
-        fc.oneof(
-          fc.constantFrom('a', 'b', 'c').map((k) => ({ add: k })),
-          fc.constant({ work: true }),
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.constantFrom('a', 'b', 'c').map((k) => ({ add: k })),
+            fc.constant({ work: true }),
+          ),
+          {
+            maxLength: 60,
+          },
         ),
-        {
-          maxLength: 60,
-        },
-      ),
-      async (ops) => {
-        const q = new WorkQueue();
-        const processing = new Set<string>();
-        const pending = new Set<string>();
-        for (const op of ops) {
-          if ('add' in op) {
-            q.add(op.add);
-            pending.add(op.add);
-          } else if (q.length > 0) {
+        async (ops) => {
+          const q = new WorkQueue();
+          const processing = new Set<string>();
+          const pending = new Set<string>();
+          for (const op of ops) {
+            if ('add' in op) {
+              q.add(op.add);
+              pending.add(op.add);
+            } else if (q.length > 0) {
+              const k = (await q.get()) as string;
+              if (processing.has(k)) return false;
+              processing.add(k);
+              pending.delete(k);
+              processing.delete(k);
+              q.done(k);
+            }
+          }
+          // Drain: exactly the keys added since they were last handed out.
+          const seen = new Set<string>();
+          while (q.length > 0) {
             const k = (await q.get()) as string;
-            if (processing.has(k)) return false;
-            processing.add(k);
-            pending.delete(k);
-            processing.delete(k);
+            if (seen.has(k)) return false;
+            seen.add(k);
             q.done(k);
           }
-        }
-        // Drain: exactly the keys added since they were last handed out.
-        const seen = new Set<string>();
-        while (q.length > 0) {
-          const k = (await q.get()) as string;
-          if (seen.has(k)) return false;
-          seen.add(k);
-          q.done(k);
-        }
-        return [...seen].sort().join() === [...pending].sort().join();
-      },
+          return [...seen].sort().join() === [...pending].sort().join();
+        },
+      ),
     ),
+    'held for every sequence',
   );
-  t.pass('held for every sequence');
 });
