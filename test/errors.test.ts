@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { ERRORS, EtceteraError, errorCodes, isEtceteraError } from '../src/errors.js';
+import { repoPath } from './paths.js';
 
 t.test('every code is documented in docs/errors.md and nothing else is', async (t) => {
-  const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
+  const doc = readFileSync(repoPath('docs', 'errors.md'), 'utf8');
   const documented = new Set([...doc.matchAll(/^\| `(ERR_[A-Z_]+)` \|/gm)].map((m) => m[1]));
   const codes = new Set<string>(errorCodes());
   for (const code of codes) t.ok(documented.has(code), `${code} is documented`);

@@ -17,12 +17,12 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { dirname, join, posix, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, posix, relative } from 'node:path';
 import t from 'tap';
 import ts from 'typescript';
+import { REPO } from './paths.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = REPO;
 
 /** A tree of source files: path relative to the repository root → text. */
 type Tree = ReadonlyMap<string, string>;

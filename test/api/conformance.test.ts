@@ -10,8 +10,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import t, { type Test } from 'tap';
+import { repoPath } from '../paths.js';
 import { CASES, type Case } from './conformance/cases.js';
 import { type Answer, normalise, parseAnswer } from './conformance/normalise.js';
 import {
@@ -23,7 +24,7 @@ import {
   type Target,
 } from './servers.js';
 
-const EXPECTED_FILE = new URL('./conformance/expected.json', import.meta.url);
+const EXPECTED_FILE = pathToFileURL(repoPath('test', 'api', 'conformance', 'expected.json'));
 const RECORD = process.env.ETCETERA_RECORD_CONFORMANCE === '1';
 
 function bodyOf(c: Case, captured: Map<string, string>): string | undefined {

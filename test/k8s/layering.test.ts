@@ -17,11 +17,11 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import ts from 'typescript';
+import { repoPath } from '../paths.js';
 
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+const SRC = repoPath('src');
 const FORBIDDEN_DIRS = ['api', 'server', 'raft'];
 const HTTP_MODULES = new Set(['http', 'https', 'http2', 'express', 'ws']);
 

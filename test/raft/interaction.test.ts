@@ -5,12 +5,14 @@
  * then review the diff like any code change.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import t from 'tap';
+import { repoPath } from '../paths.js';
 import { InteractionEnv } from './interaction/env.js';
 import { handlers } from './interaction/handlers/index.js';
 import { formatScript, parseScript } from './interaction/script.js';
 
-const dir = new URL('./testdata/', import.meta.url);
+const dir = pathToFileURL(`${repoPath('test', 'raft', 'testdata')}/`);
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.txt'))
   .sort();

@@ -4,13 +4,13 @@
  * acknowledged write is there and that the rebuilt key index agrees with the data.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { Revision } from '../../src/store/index.js';
 import { open } from '../../src/store/index.js';
+import { siblingModule } from '../paths.js';
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 6);
-const child = fileURLToPath(new URL('./fixtures/crash-writer.ts', import.meta.url));
+const child = siblingModule(import.meta.url, './fixtures/crash-writer');
 
 interface RoundResult {
   acks: Array<[number, number]>;

@@ -10,10 +10,10 @@
 import { createHash } from 'node:crypto';
 import { cp, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { REPO } from '../../paths.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = REPO;
 const SRC = join(ROOT, 'src');
 const OUT = join(ROOT, '.tap', 'server-build');
 const IMPORT = /(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)\.js'/g;
