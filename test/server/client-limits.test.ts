@@ -284,6 +284,24 @@ t.test('watch streams outlive both timeouts', async (t) => {
   t.equal(Buffer.from(events.at(-1)!.events[0].kv.value).toString(), 'later', 'gRPC delivers');
 });
 
+t.test('a Kubernetes watch holds its connection: a pipelined request waits for it', async (t) => {
+  const raw = await Raw.open();
+  t.teardown(() => raw.socket.destroy());
+  raw.socket.write(
+    `GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: ${host}\r\n\r\n` +
+      `GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+  );
+  await seen(raw, /^HTTP\/1\.1 200 /);
+  const cm = await fetch(`${url}/api/v1/namespaces/default/configmaps`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'piped' } }),
+  });
+  t.equal(cm.status, 201);
+  await seen(raw, /"name":"piped"/);
+  t.equal(raw.text().match(/HTTP\/1\.1 \d{3} /g)?.length, 1, 'one watch per connection at a time');
+});
+
 t.test('--max-watches-per-stream holds on a gRPC Watch', async (t) => {
   const c = new RawClient(host);
   t.teardown(() => c.close());
