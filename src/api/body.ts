@@ -11,15 +11,16 @@
  * deadline (--read-body-timeout; one byte a second does not hold a request open), and JSON
  * may nest at most {@link MAX_JSON_DEPTH} levels, measured on the text before it is parsed
  * (JSON.parse of a megabyte of `[` blocks the event loop for seconds). The measure is the
- * Kubernetes face's YAML one (JSON is YAML), so both faces share one function and one bound.
+ * Kubernetes face's YAML one (JSON is YAML), so both faces share one function; the bound
+ * here is Go's encoding/json one, which etcd's gateway applies, since nested txns legitimately
+ * nest deeper than the Kubernetes face's 200 levels (four JSON levels per txn).
  */
 import type { IncomingMessage } from 'node:http';
 import { EtceteraError } from '../errors.js';
-import { MAX_BODY_DEPTH } from '../k8s/json.js';
 import { yamlNestsDeeperThan } from '../k8s/yaml-depth.js';
 
-/** The deepest JSON body either face reads (the Kubernetes face's object bound). */
-export const MAX_JSON_DEPTH = MAX_BODY_DEPTH;
+/** The deepest JSON body the etcd face reads: Go's encoding/json bound, as etcd's gateway. */
+export const MAX_JSON_DEPTH = 10_000;
 
 /** --read-body-timeout's default: how long a request body may take to arrive. */
 export const DEFAULT_READ_BODY_TIMEOUT_MS = 60_000;
