@@ -288,6 +288,15 @@ export const ERRORS = {
     grpc: GrpcCode.DataLoss,
     message: 'etcetera: found data inconsistency with peers',
   },
+  // --- limits under abuse (README, "Limits") ---
+  ERR_BODY_TIMEOUT: {
+    grpc: GrpcCode.DeadlineExceeded,
+    message: 'etcetera: the request body did not arrive in time',
+  },
+  ERR_NESTING_TOO_DEEP: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcetera: the request body nests too deeply',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

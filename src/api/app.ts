@@ -19,7 +19,7 @@ import { EtceteraError, GrpcCode, isEtceteraError } from '../errors.js';
 import type { MemberApi } from '../server/types.js';
 import type { Cacher } from '../watchcache/index.js';
 import { type AccessOptions, AccessPolicy } from './access.js';
-import { parseJson, rawBodyLimit, readBody } from './body.js';
+import { DEFAULT_READ_BODY_TIMEOUT_MS, parseJson, rawBodyLimit, readBody } from './body.js';
 import { clusterRoutes } from './etcd/cluster.js';
 import { kvRoutes } from './etcd/kv.js';
 import { leaseRoutes } from './etcd/lease.js';
@@ -52,6 +52,8 @@ export interface ApiOptions {
   kubernetes?: MountOptions | false;
   /** Origin and Host checks for both faces (access.ts); default: no CORS, local names. */
   access?: AccessOptions;
+  /** --read-body-timeout for both faces' request bodies (default 60 s; watch streams exempt). */
+  readBodyTimeoutMs?: number;
 }
 
 /** The etcd face of a member: the app, its websocket upgrades, and its shutdown. */
@@ -98,6 +100,9 @@ export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): Etcd
           logger: options.logger,
           cacher: options.cacher,
           versionExtra: { etcdserver: version.server, etcdcluster: version.cluster },
+          ...(options.readBodyTimeoutMs === undefined
+            ? {}
+            : { readBodyTimeoutMs: options.readBodyTimeoutMs }),
           ...options.kubernetes,
         });
   app.use(router);
@@ -132,6 +137,7 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
     maxRequestBytes: options.maxRequestBytes ?? member.maxRequestBytes,
   };
   const bodyLimit = rawBodyLimit(ctx.maxRequestBytes);
+  const bodyTimeoutMs = options.readBodyTimeoutMs ?? DEFAULT_READ_BODY_TIMEOUT_MS;
   const metrics = apiMetrics(member.metrics);
   const version = options.version ?? DEFAULT_VERSION;
 
@@ -145,7 +151,7 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
     if (path === SNAPSHOT_PATH) {
       if (req.method === 'OPTIONS') return sendPreflight(res);
       if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
-      return void serveSnapshot(req, res, member, bodyLimit);
+      return void serveSnapshot(req, res, member, bodyLimit, bodyTimeoutMs);
     }
     const route = POST_ROUTES.get(path);
     if (route === undefined) return next();
@@ -155,7 +161,7 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
     res.once('finish', () =>
       metrics.observe(path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9),
     );
-    void servePost(req, res, route, ctx, bodyLimit, options.logger);
+    void servePost(req, res, route, ctx, { bytes: bodyLimit, ms: bodyTimeoutMs }, options.logger);
   });
   mountHealth(router, member);
   router.get('/version', (_req, res) => {
@@ -183,18 +189,19 @@ async function servePost(
   res: ServerResponse,
   route: Route,
   ctx: RouteContext,
-  bodyLimit: number,
+  bodyLimit: { bytes: number; ms: number },
   logger: ApiLogger | undefined,
 ): Promise<void> {
   let answer: unknown;
   try {
-    const body = parseJson(await readBody(req, bodyLimit));
+    const body = parseJson(await readBody(req, bodyLimit.bytes, bodyLimit.ms));
     answer = await route.handle(body, ctx);
   } catch (err) {
     if (res.destroyed) return; // the client left; nobody to answer
     if (!isEtceteraError(err)) logger?.error({ err }, 'etcd API: unexpected failure');
-    // A body refused before it was read to the end leaves bytes on the socket: close it.
-    const unread = isEtceteraError(err, 'ERR_REQUEST_TOO_LARGE') && !req.complete;
+    // A body refused before it was read to the end (too large, too slow) leaves bytes on the
+    // socket: close it rather than drain them.
+    const unread = !req.complete;
     const headers: Record<string, string> = unread ? { Connection: 'close' } : {};
     if (route.stream && isEtceteraError(err) && !isRequestError(err)) {
       const { status, text } = streamErrorChunk(err);

@@ -6,9 +6,34 @@
  * raw body, before base64 is decoded: a body past it is refused without being read to the
  * end. The precise limit (--max-request-bytes) is checked later on the decoded request, as
  * etcd checks it on the decoded protobuf message.
+ *
+ * Two more bounds hold for hostile clients (README, "Limits"): a body must arrive within a
+ * deadline (--read-body-timeout; one byte a second does not hold a request open), and JSON
+ * may nest at most {@link MAX_JSON_DEPTH} levels, measured on the text before it is parsed
+ * (JSON.parse of a megabyte of `[` blocks the event loop for seconds). The measure is the
+ * Kubernetes face's YAML one (JSON is YAML), so both faces share one function; the bound
+ * here is Go's encoding/json one, which etcd's gateway applies, since nested txns legitimately
+ * nest deeper than the Kubernetes face's 200 levels (four JSON levels per txn).
  */
 import type { IncomingMessage } from 'node:http';
 import { EtceteraError } from '../errors.js';
+import { yamlNestsDeeperThan } from '../k8s/yaml-depth.js';
+
+/** The deepest JSON body the etcd face reads: Go's encoding/json bound, as etcd's gateway. */
+export const MAX_JSON_DEPTH = 10_000;
+
+/** --read-body-timeout's default: how long a request body may take to arrive. */
+export const DEFAULT_READ_BODY_TIMEOUT_MS = 60_000;
+
+/**
+ * Calls `onLate` unless cancelled within `ms` (a body's deadline); returns the cancel.
+ * After `onLate` the caller answers with `Connection: close`, so the slow body is not drained.
+ */
+export function bodyDeadline(ms: number, onLate: () => void): () => void {
+  const timer = setTimeout(onLate, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+}
 
 /**
  * The raw body bound for a request limit: base64 makes bytes 4/3 larger, and etcd's gRPC
@@ -18,17 +43,33 @@ export function rawBodyLimit(maxRequestBytes: number): number {
   return Math.ceil((maxRequestBytes * 4) / 3) + 512 * 1024;
 }
 
-/** Resolves with the body, or rejects with ERR_REQUEST_TOO_LARGE once it passes `limit`. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Resolves with the body, or rejects with ERR_REQUEST_TOO_LARGE once it passes `limit`, or
+ * with ERR_BODY_TIMEOUT when it has not ended within `timeoutMs`.
+ */
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  timeoutMs: number = DEFAULT_READ_BODY_TIMEOUT_MS,
+): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
   if (declared > limit) return Promise.reject(new EtceteraError('ERR_REQUEST_TOO_LARGE'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const cancel = bodyDeadline(timeoutMs, () => {
+      req.pause();
+      finish(
+        new EtceteraError('ERR_BODY_TIMEOUT', {
+          detail: `the body did not arrive within ${timeoutMs} ms`,
+        }),
+      );
+    });
     const finish = (err?: unknown) => {
       if (done) return;
       done = true;
+      cancel();
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -54,10 +95,19 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** Throws ERR_NESTING_TOO_DEEP when JSON `text` may nest deeper than {@link MAX_JSON_DEPTH}. */
+export function checkJsonDepth(text: string): void {
+  if (yamlNestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw new EtceteraError('ERR_NESTING_TOO_DEEP', {
+      detail: `the body nests deeper than ${MAX_JSON_DEPTH} levels`,
+    });
+}
+
 /** Parses a body as JSON; empty and `null` read as `{}`. */
 export function parseJson(buf: Buffer): unknown {
   const text = buf.toString('utf8');
   if (text.trim() === '') return {};
+  checkJsonDepth(text);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -127,6 +127,9 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_NO_SPACE: 429,
   ERR_CORRUPT_CLUSTER: 500,
   ERR_PEER_HASH_MISMATCH: 500,
+  // --- limits under abuse: 408 as HTTP says for a request that did not arrive in time ---
+  ERR_BODY_TIMEOUT: 408,
+  ERR_NESTING_TOO_DEEP: 400,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

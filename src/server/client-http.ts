@@ -14,6 +14,15 @@
  * simply wait, as they would for a slow server, rather than seeing a refused connection or
  * a member list in which this member has no client URLs. A request held longer than the
  * gate's timeout is answered 503 (ERR_UNHEALTHY: not published yet), so nothing hangs.
+ *
+ * Limits (`ClientLimits`, from --max-connections and --read-header-timeout): the member holds
+ * at most `maxConnections` client connections over all its listeners, and closes one more as
+ * soon as it is accepted; a connection must send its first bytes within the header timeout,
+ * an HTTP/1.1 request its headers (node:http's headersTimeout), and an HTTP/2 connection its
+ * preface and the answer to the member's SETTINGS, or it is closed. node:http's
+ * requestTimeout is off on purpose: it would cut the etcd watch stream, whose request body
+ * stays open for as long as the stream; request bodies have their own deadline where they
+ * are read (src/api/body.ts). Nothing here limits a connection once it is serving.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
@@ -54,6 +63,7 @@ export function apiFace(
     watch?: ApiOptions['watch'];
     grpc?: { maxConcurrentStreams?: number; keepalive?: GrpcKeepalive };
     kubernetes?: ApiOptions['kubernetes'];
+    readBodyTimeoutMs?: number;
   } = {},
 ): ClientFace {
   const api = createEtcdApi(member, {
@@ -62,9 +72,18 @@ export function apiFace(
     version: { server: ETCD_VERSION, cluster: ETCD_CLUSTER_VERSION },
     access: options.access,
     watch: options.watch,
+    ...(options.readBodyTimeoutMs !== undefined
+      ? { readBodyTimeoutMs: options.readBodyTimeoutMs }
+      : {}),
     ...(options.kubernetes !== undefined ? { kubernetes: options.kubernetes } : {}),
   });
-  const grpc = createGrpcFace(member, { logger, ...options.grpc });
+  const grpc = createGrpcFace(member, {
+    logger,
+    ...(options.watch?.maxWatchesPerStream !== undefined
+      ? { maxWatchesPerStream: options.watch.maxWatchesPerStream }
+      : {}),
+    ...options.grpc,
+  });
   return {
     handler: api.app,
     upgrade: (req, socket, head) => {
@@ -201,16 +220,14 @@ function toHttp1(http: Server, socket: Socket, head: Buffer): void {
   socket.resume();
 }
 
-/** How long a client may take to answer the preamble's SETTINGS (h2-authority.ts). */
-export const PREAMBLE_ANSWER_MS = 10_000;
-/** How long after that answer the preamble waits for the first request. */
+/** How long after the client answered the preamble's SETTINGS it waits for the first request. */
 export const PREAMBLE_REQUEST_MS = 200;
 
 /**
  * Hands a sniffed socket to node:http2 (via grpc-js), which takes buffered bytes first, once
  * the preamble (h2-authority.ts) has read up to the first request and fixed its :authority.
  */
-function toH2c(grpc: GrpcFace, socket: Socket, head: Buffer): void {
+function toH2c(grpc: GrpcFace, socket: Socket, head: Buffer, limits: ClientLimits): void {
   const pre = new H2Preamble(HTTP2_PREFACE.length);
   let timer: NodeJS.Timeout | undefined;
   let answered = false;
@@ -231,7 +248,13 @@ function toH2c(grpc: GrpcFace, socket: Socket, head: Buffer): void {
   };
   const arm = (ms: number) => {
     clearTimeout(timer);
-    timer = setTimeout(() => finish(pre.giveUp()), ms);
+    timer = setTimeout(() => {
+      // A client that never answered the SETTINGS is not speaking HTTP/2 (or is stalling).
+      if (!pre.answered) {
+        limits.onTimedOut?.('preface');
+        socket.destroy();
+      } else finish(pre.giveUp());
+    }, ms);
     timer.unref();
   };
   const onData = (chunk: Buffer) => {
@@ -244,7 +267,7 @@ function toH2c(grpc: GrpcFace, socket: Socket, head: Buffer): void {
     }
   };
   socket.on('error', onError);
-  arm(PREAMBLE_ANSWER_MS);
+  arm(limits.readHeaderTimeoutMs);
   socket.on('data', onData);
   onData(head);
   if (!finished) socket.resume();
@@ -256,6 +279,28 @@ interface Listener {
   sockets: Set<Socket>;
 }
 
+/** What a member's client port bounds (README, "Limits"). */
+export interface ClientLimits {
+  /** Open connections over all the member's client listeners. */
+  maxConnections: number;
+  /** First bytes, HTTP/1.1 headers, HTTP/2 preface and SETTINGS answer. */
+  readHeaderTimeoutMs: number;
+  /** Called for each connection closed at accept because `maxConnections` were open. */
+  onRefused?(): void;
+  /** Called for each connection closed for being too slow to start. */
+  onTimedOut?(reason: 'header' | 'preface'): void;
+}
+
+export const DEFAULT_CLIENT_LIMITS: ClientLimits = {
+  maxConnections: 10_000,
+  readHeaderTimeoutMs: 10_000,
+};
+
+/** The connections open over all the listeners of one member. */
+interface ConnectionCount {
+  open: number;
+}
+
 /** Listening client servers; `urls` are the bound addresses (port 0 resolved). */
 export class ClientListeners {
   private constructor(
@@ -264,12 +309,17 @@ export class ClientListeners {
     private readonly face: ClientFace,
   ) {}
 
-  static async open(face: ClientFace, listenUrls: URL[]): Promise<ClientListeners> {
+  static async open(
+    face: ClientFace,
+    listenUrls: URL[],
+    limits: ClientLimits = DEFAULT_CLIENT_LIMITS,
+  ): Promise<ClientListeners> {
     const listeners: Listener[] = [];
     const urls: URL[] = [];
+    const count: ConnectionCount = { open: 0 };
     try {
       for (const u of listenUrls) {
-        const l = listener(face);
+        const l = listener(face, limits, count);
         listeners.push(l);
         const a = await listen(l.net, u);
         const bound = new URL(u.href);
@@ -291,20 +341,48 @@ export class ClientListeners {
   }
 }
 
-function listener(face: ClientFace): Listener {
-  const http = createServer(face.handler);
+function listener(face: ClientFace, limits: ClientLimits, count: ConnectionCount): Listener {
+  const headerMs = limits.readHeaderTimeoutMs;
+  const http = createServer(
+    {
+      headersTimeout: headerMs,
+      requestTimeout: 0,
+      // How often node:http looks for expired headers: a fraction of the timeout.
+      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headerMs / 4))),
+    },
+    face.handler,
+  );
+  // node:http checks headersTimeout only from its 'listening' event on, and this server never
+  // listens itself (the net server below hands it connections): start the checks now.
+  http.emit('listening');
   if (face.upgrade !== undefined) http.on('upgrade', face.upgrade);
   else http.on('upgrade', (_req, socket: Duplex) => socket.destroy());
   const sockets = new Set<Socket>();
   const net = createNetServer({ pauseOnConnect: false }, (socket) => {
+    if (count.open >= limits.maxConnections) {
+      limits.onRefused?.();
+      socket.destroy();
+      return;
+    }
+    count.open++;
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    socket.once('close', () => {
+      count.open--;
+      sockets.delete(socket);
+      clearTimeout(firstBytes);
+    });
     // Until a server owns it, an error (a reset during the sniff) must not go unhandled.
     const onError = () => socket.destroy();
     socket.on('error', onError);
+    const firstBytes = setTimeout(() => {
+      limits.onTimedOut?.('header');
+      socket.destroy();
+    }, headerMs);
+    firstBytes.unref();
     sniffProtocol(socket, (protocol, head) => {
+      clearTimeout(firstBytes);
       socket.off('error', onError);
-      if (protocol === 'h2c' && face.grpc !== undefined) toH2c(face.grpc, socket, head);
+      if (protocol === 'h2c' && face.grpc !== undefined) toH2c(face.grpc, socket, head, limits);
       else toHttp1(http, socket, head);
     });
   });
@@ -314,6 +392,7 @@ function listener(face: ClientFace): Listener {
 function closeListener(l: Listener): Promise<void> {
   return new Promise((resolve) => {
     l.net.close(() => resolve());
+    l.http.close(); // stops its header checks (it never listened, so nothing else to close)
     l.http.closeAllConnections();
     for (const s of l.sockets) s.destroy();
   });

@@ -83,6 +83,16 @@ export interface MemberConfig {
   schedulerSeed: number | undefined;
   /** The control plane run beside the member, and the API behaviour it needs. */
   controlPlane: ControlPlaneConfig;
+  // --- limits under abuse (client port) ---
+  /** --max-connections: open client connections of this member; one more is closed at once. */
+  maxConnections: number;
+  /**
+   * --read-header-timeout: how long a new connection may take to send its first bytes, an
+   * HTTP/1.1 request its headers, and an HTTP/2 connection its preface and SETTINGS.
+   */
+  readHeaderTimeoutMs: number;
+  /** --read-body-timeout: how long a request body (not a watch stream's) may take to arrive. */
+  readBodyTimeoutMs: number;
 }
 
 /** --control-plane and the switches of its parts (src/controlplane). */
@@ -118,6 +128,10 @@ export const DEFAULTS = {
   grpcKeepaliveMinTime: '5s',
   grpcKeepaliveInterval: '2h',
   grpcKeepaliveTimeout: '20s',
+  // limits under abuse (etcetera's own; etcd has no such flags)
+  maxConnections: 10_000,
+  readHeaderTimeout: '10s',
+  readBodyTimeout: '60s',
 } as const;
 
 /** Loose input: every field optional, URLs and the cluster as strings (flags or code). */
@@ -164,6 +178,10 @@ export interface MemberConfigInput {
   clusterCidr?: string;
   gracefulPodDeletion?: boolean | string;
   nodeReadinessDelayMs?: number;
+  maxConnections?: number;
+  /** Go durations ("10s", "500ms"). */
+  readHeaderTimeout?: string;
+  readBodyTimeout?: string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -357,7 +375,23 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     scheduler: bool('scheduler', input.scheduler, false),
     schedulerSeed: schedulerSeed(input.schedulerSeed),
     controlPlane: resolveControlPlane(input),
+    maxConnections: positiveInt('max-connections', input.maxConnections, DEFAULTS.maxConnections),
+    readHeaderTimeoutMs: positiveDuration(
+      'read-header-timeout',
+      input.readHeaderTimeout ?? DEFAULTS.readHeaderTimeout,
+    ),
+    readBodyTimeoutMs: positiveDuration(
+      'read-body-timeout',
+      input.readBodyTimeout ?? DEFAULTS.readBodyTimeout,
+    ),
   };
+}
+
+/** A duration that must not be 0 (a limit that can be switched off is no limit). */
+function positiveDuration(flag: string, text: string): number {
+  const ms = parseDuration(flag, text);
+  if (ms <= 0) throw bad(`--${flag} must be longer than 0`);
+  return ms;
 }
 
 function nonNegativeInt(flag: string, v: number | undefined): number {

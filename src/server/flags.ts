@@ -39,6 +39,10 @@ const FLAGS = {
   'quota-backend-bytes': ['quotaBackendBytes', true],
   'experimental-initial-corrupt-check': ['initialCorruptCheck', false],
   'experimental-corrupt-check-time': ['corruptCheckTime', false],
+  // --- limits under abuse ---
+  'max-connections': ['maxConnections', true],
+  'read-header-timeout': ['readHeaderTimeout', false],
+  'read-body-timeout': ['readBodyTimeout', false],
   ...schedulerFlags(),
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
@@ -129,6 +133,12 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --experimental-corrupt-check-time
                                  how often the leader compares members' hashes and raises
                                  CORRUPT on a mismatch, e.g. 5m (default 0s = off)
+  --max-connections              open client connections; one more is closed at once
+                                 (default ${DEFAULTS.maxConnections})
+  --read-header-timeout          a connection's first bytes, a request's headers, an HTTP/2
+                                 preface and SETTINGS must arrive within this (default ${DEFAULTS.readHeaderTimeout})
+  --read-body-timeout            a request body must arrive within this; watch streams are
+                                 not cut (default ${DEFAULTS.readBodyTimeout})
 
 Control plane (clients of this member's Kubernetes API, run in the same process):
   --control-plane                every part below (--nodes defaults to 3)

@@ -234,9 +234,15 @@ export class Member extends EventEmitter<Events> implements MemberApi {
           },
         },
         kubernetes: { gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion },
+        readBodyTimeoutMs: this.config.readBodyTimeoutMs,
       }),
     );
-    this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
+    this.clients = await ClientListeners.open(face, this.config.listenClientUrls, {
+      maxConnections: this.config.maxConnections,
+      readHeaderTimeoutMs: this.config.readHeaderTimeoutMs,
+      onRefused: () => this.w.metrics.clientConnectionsRefused.inc(),
+      onTimedOut: (reason) => this.w.metrics.clientConnectionsTimedOut.inc({ reason }),
+    });
     this.w.presence.start();
     this.logger.info(
       {

@@ -27,6 +27,10 @@ export class MemberMetrics {
   readonly compactions: Counter;
   readonly leaseForwards: Counter;
   readonly peerDropped: Counter<'reason'>;
+  /** Client connections closed at once because --max-connections were open. */
+  readonly clientConnectionsRefused: Counter;
+  /** Client connections closed for being too slow (reason: header, preface). */
+  readonly clientConnectionsTimedOut: Counter<'reason'>;
 
   constructor(src: MetricSources) {
     const registers = [this.registry];
@@ -78,6 +82,17 @@ export class MemberMetrics {
     this.peerDropped = new Counter({
       name: 'etcetera_network_peer_dropped_messages_total',
       help: 'Inbound Raft messages dropped by the peer transport (reason: not_member).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.clientConnectionsRefused = new Counter({
+      name: 'etcetera_client_connections_refused_total',
+      help: 'Client connections closed on accept because --max-connections were open.',
+      registers,
+    });
+    this.clientConnectionsTimedOut = new Counter({
+      name: 'etcetera_client_connections_timed_out_total',
+      help: 'Client connections closed for not sending their first bytes, or an HTTP/2 preface and SETTINGS, within --read-header-timeout.',
       labelNames: ['reason'],
       registers,
     });

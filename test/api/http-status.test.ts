@@ -17,6 +17,8 @@ t.test("rows follow the gateway's table, except the ones that say why", async (t
       t.equal(row, 405, 'a wrong method is 405, as etcd answers it');
     else if (code === 'ERR_WATCH_TOO_OLD')
       t.equal(row, 410, "too old for the watch cache is Kubernetes' 410 Gone");
+    else if (code === 'ERR_BODY_TIMEOUT')
+      t.equal(row, 408, 'a body that did not arrive in time is HTTP 408 Request Timeout');
     else if (kube.has(code))
       t.equal(row, kube.get(code), `${code} agrees with the Status reasons (src/wire/k8s.ts)`);
     else

@@ -196,3 +196,32 @@ t.test('space quota and corruption check flags, as etcd names and defaults them'
     /--experimental-initial-corrupt-check/,
   );
 });
+
+t.test('limit flags: --max-connections, --read-header-timeout, --read-body-timeout', async (t) => {
+  const d = resolveConfig(parseServeArgs([], {}));
+  t.equal(d.maxConnections, 10_000);
+  t.equal(d.readHeaderTimeoutMs, 10_000);
+  t.equal(d.readBodyTimeoutMs, 60_000);
+  const c = resolveConfig(
+    parseServeArgs(
+      ['--max-connections=50', '--read-header-timeout', '2s', '--read-body-timeout=1m30s'],
+      {},
+    ),
+  );
+  t.equal(c.maxConnections, 50);
+  t.equal(c.readHeaderTimeoutMs, 2000);
+  t.equal(c.readBodyTimeoutMs, 90_000);
+  t.equal(
+    resolveConfig(parseServeArgs([], { ETCETERA_READ_BODY_TIMEOUT: '500ms' })).readBodyTimeoutMs,
+    500,
+  );
+  t.throws(() => resolveConfig({ maxConnections: 0 }), /--max-connections/);
+  t.throws(
+    () => resolveConfig({ readHeaderTimeout: '0' }),
+    /--read-header-timeout must be longer than 0/,
+  );
+  t.throws(
+    () => resolveConfig({ readBodyTimeout: 'later' }),
+    /--read-body-timeout.*not a duration/,
+  );
+});

@@ -23,15 +23,16 @@ export async function serveSnapshot(
   res: ServerResponse,
   member: MemberApi,
   bodyLimit: number,
+  bodyTimeoutMs?: number,
 ): Promise<void> {
   let snap: Awaited<ReturnType<NonNullable<MemberApi['maintenance']>['snapshot']>>;
   try {
-    decodeEmpty(parseJson(await readBody(req, bodyLimit)));
+    decodeEmpty(parseJson(await readBody(req, bodyLimit, bodyTimeoutMs)));
     if (member.maintenance === undefined)
       throw new EtceteraError('ERR_GRPC_UNIMPLEMENTED', { detail: 'this member has no snapshot' });
     snap = await member.maintenance.snapshot();
   } catch (err) {
-    if (!res.destroyed) sendError(res, err);
+    if (!res.destroyed) sendError(res, err, req.complete ? {} : { Connection: 'close' });
     return;
   }
   let gone = false;

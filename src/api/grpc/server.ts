@@ -65,6 +65,8 @@ export interface GrpcFaceOptions {
   keepalive?: GrpcKeepalive;
   /** A watch stream stops taking frames while this much is unsent. */
   watchHighWaterBytes?: number;
+  /** --max-watches-per-stream: watches one Watch call may hold. Default the session's. */
+  maxWatchesPerStream?: number;
 }
 
 export interface GrpcFace {
@@ -106,7 +108,12 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
   const services: Record<string, ServiceImpl> = {
     KV: kvService,
     Watch: {
-      Watch: watchMethod({ cacher, format, highWaterBytes: options.watchHighWaterBytes }),
+      Watch: watchMethod({
+        cacher,
+        format,
+        highWaterBytes: options.watchHighWaterBytes,
+        maxWatches: options.maxWatchesPerStream,
+      }),
     },
     Lease: leaseService,
     Cluster: clusterService,

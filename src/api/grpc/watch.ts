@@ -26,6 +26,8 @@ export interface WatchServiceOptions {
   format: EtcdProtobufFormat;
   /** A stream stops taking frames while this much is unsent. Default: the session's. */
   highWaterBytes?: number;
+  /** Watches one stream may hold; one more create is refused in-stream. Default the session's. */
+  maxWatches?: number;
 }
 
 export function watchMethod(o: WatchServiceOptions): MethodImpl {
@@ -35,6 +37,7 @@ export function watchMethod(o: WatchServiceOptions): MethodImpl {
     handle(call) {
       const session = new EtcdWatchSession(o.cacher, o.format, grpcSink(call), {
         highWaterBytes: o.highWaterBytes,
+        maxWatches: o.maxWatches,
       });
       let ended = false;
       const end = () => {

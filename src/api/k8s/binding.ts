@@ -82,7 +82,7 @@ export async function handleBinding(kube: Kube, rr: ResourceRequest): Promise<vo
   const name = rr.path.name ?? '';
   const namespace = rr.path.namespace ?? '';
   const body = parseObjectBody(
-    await readBody(rr.req, kube.options.maxBodyBytes),
+    await readBody(rr.req, kube.options.maxBodyBytes, kube.options.readBodyTimeoutMs),
     rr.req.headers['content-type'],
   );
   const binding = decodeBinding(body, name, namespace);

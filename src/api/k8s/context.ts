@@ -15,6 +15,7 @@ import { badRequest } from '../../k8s/status.js';
 import type { ResourceInfo } from '../../k8s/types.js';
 import type { MemberApi } from '../../server/types.js';
 import type { Cacher } from '../../watchcache/index.js';
+import { DEFAULT_READ_BODY_TIMEOUT_MS } from '../body.js';
 import { managerOf } from './field-manager.js';
 import type { ResourcePath } from './paths.js';
 import type { ObjectStorage } from './storage.js';
@@ -24,6 +25,8 @@ import type { KindHooks } from './write.js';
 export interface KubeOptions {
   /** Bytes of a request body; default the member's maxRequestBytes. */
   maxBodyBytes?: number;
+  /** How long a request body may take to arrive (--read-body-timeout). Default 60 s. */
+  readBodyTimeoutMs?: number;
   /** The version /version reports. Default v1.32.0. */
   gitVersion?: string;
   /** Extra fields merged into /version (the etcd face's etcdserver/etcdcluster). */
@@ -60,6 +63,7 @@ export type ResolvedKubeOptions = Required<Omit<KubeOptions, 'versionExtra' | 'c
 export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedKubeOptions {
   return {
     maxBodyBytes: o.maxBodyBytes ?? member.maxRequestBytes,
+    readBodyTimeoutMs: o.readBodyTimeoutMs ?? DEFAULT_READ_BODY_TIMEOUT_MS,
     gitVersion: o.gitVersion ?? 'v1.32.0',
     versionExtra: o.versionExtra ?? {},
     keepaliveMs: o.keepaliveMs ?? 15_000,

@@ -57,7 +57,7 @@ function readPolicy(body: Record<string, unknown>, rr: ResourceRequest, out: Pre
 }
 
 async function readDeleteOptions(kube: Kube, rr: ResourceRequest): Promise<Preconditions> {
-  const buf = await readBody(rr.req, kube.options.maxBodyBytes);
+  const buf = await readBody(rr.req, kube.options.maxBodyBytes, kube.options.readBodyTimeoutMs);
   const text = buf.toString('utf8');
   const fromQuery: Preconditions = {};
   if (text.trim() === '') {

@@ -53,7 +53,7 @@ export async function readObjectBody(
   kube: Kube,
   rr: ResourceRequest,
 ): Promise<Record<string, unknown>> {
-  const buf = await readBody(rr.req, kube.options.maxBodyBytes);
+  const buf = await readBody(rr.req, kube.options.maxBodyBytes, kube.options.readBodyTimeoutMs);
   return parseObjectBody(buf, rr.req.headers['content-type']);
 }
 

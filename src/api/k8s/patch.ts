@@ -183,7 +183,10 @@ async function serverApply(
 export async function handlePatch(kube: Kube, rr: ResourceRequest): Promise<void> {
   const type = patchTypeOf(rr);
   const w = writeParams(rr, PATCH_KIND[type]);
-  const patch = parsePatchBody(type, await readBody(rr.req, kube.options.maxBodyBytes));
+  const patch = parsePatchBody(
+    type,
+    await readBody(rr.req, kube.options.maxBodyBytes, kube.options.readBodyTimeoutMs),
+  );
   const sub = rr.path.subresource === 'status' ? 'status' : undefined;
   if (type === PatchType.apply) return serverApply(kube, rr, w, patch as JsonMap, sub);
   const result = await updateObject(kube, {

@@ -28,7 +28,11 @@ export async function handleScale(kube: Kube, rr: ResourceRequest): Promise<void
   }
   if (method !== 'PUT' && method !== 'PATCH') throw methodNotAllowed();
   const dryRun = parseDryRun(rr.query);
-  const body = parseJsonText((await readBody(rr.req, kube.options.maxBodyBytes)).toString('utf8'));
+  const body = parseJsonText(
+    (await readBody(rr.req, kube.options.maxBodyBytes, kube.options.readBodyTimeoutMs)).toString(
+      'utf8',
+    ),
+  );
   const type = mediaType(rr.req.headers['content-type']);
   if (
     method === 'PATCH' &&

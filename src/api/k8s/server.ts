@@ -161,8 +161,10 @@ export function kubeHandler(
           return;
         }
         const se = toStatusError(err);
-        // A body refused before it was read to the end leaves bytes on the socket.
-        if (se.httpCode === 413 && !req.complete) res.setHeader('Connection', 'close');
+        // A body refused before it was read to the end (too large, too slow) leaves bytes on
+        // the socket: close it rather than drain them.
+        if ((se.httpCode === 413 || se.httpCode === 504) && !req.complete)
+          res.setHeader('Connection', 'close');
         sendError(res, se);
       });
   };

@@ -10,6 +10,7 @@
  * ignored, as etcd ignores it; with more than one, create wins, then cancel.
  */
 import { EtceteraError } from '../../../errors.js';
+import { checkJsonDepth } from '../../body.js';
 import { decodeWatchCancel, decodeWatchCreate, get as field } from '../decode.js';
 import { checkShape, fieldsOf, type SchemaName } from '../schema.js';
 import type { EtcdWatchRequest } from './session.js';
@@ -23,9 +24,10 @@ const REQUESTS = [
   ['progress_request', 'empty'],
 ] as const satisfies readonly (readonly [string, SchemaName])[];
 
-/** One WatchRequest from its JSON text. Throws ERR_MALFORMED_JSON, ERR_BAD_FIELD, ERR_UNKNOWN_FIELD. */
+/** One WatchRequest from its JSON text. Throws ERR_NESTING_TOO_DEEP, ERR_MALFORMED_JSON, ERR_BAD_FIELD, ERR_UNKNOWN_FIELD. */
 export function decodeWatchRequest(text: string): EtcdWatchRequest {
   let body: unknown;
+  checkJsonDepth(text);
   try {
     body = JSON.parse(text);
   } catch (e) {
