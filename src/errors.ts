@@ -26,6 +26,7 @@ export const GrpcCode = {
   Internal: 13,
   Unavailable: 14,
   DataLoss: 15,
+  Unauthenticated: 16,
 } as const;
 export type GrpcCode = (typeof GrpcCode)[keyof typeof GrpcCode];
 
@@ -288,6 +289,8 @@ export const ERRORS = {
     grpc: GrpcCode.DataLoss,
     message: 'etcetera: found data inconsistency with peers',
   },
+  // --- Kubernetes face: authentication, RBAC and audit (src/api/k8s/auth.ts) ---
+  ERR_KUBE_UNAUTHORIZED: { grpc: GrpcCode.Unauthenticated, message: 'kubernetes: unauthorized' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

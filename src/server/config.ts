@@ -83,6 +83,25 @@ export interface MemberConfig {
   schedulerSeed: number | undefined;
   /** The control plane run beside the member, and the API behaviour it needs. */
   controlPlane: ControlPlaneConfig;
+  /** Authentication, authorization and audit of the Kubernetes API. */
+  kubeAuth: KubeAuthConfig;
+}
+
+export const AuthorizationModes = { AlwaysAllow: 'AlwaysAllow', RBAC: 'RBAC' } as const;
+export type AuthorizationModes = (typeof AuthorizationModes)[keyof typeof AuthorizationModes];
+
+/** kube-apiserver's authentication, authorization and audit flags. */
+export interface KubeAuthConfig {
+  /** --token-auth-file (read at start). */
+  tokenAuthFile: string | undefined;
+  /** --service-account-key-file (read at start). */
+  serviceAccountKeyFile: string | undefined;
+  /** --anonymous-auth (default true). */
+  anonymousAuth: boolean;
+  /** --authorization-mode (default AlwaysAllow). */
+  authorizationMode: AuthorizationModes;
+  /** --audit-log-path (opened at start). */
+  auditLogPath: string | undefined;
 }
 
 /** --control-plane and the switches of its parts (src/controlplane). */
@@ -164,6 +183,12 @@ export interface MemberConfigInput {
   clusterCidr?: string;
   gracefulPodDeletion?: boolean | string;
   nodeReadinessDelayMs?: number;
+  tokenAuthFile?: string;
+  serviceAccountKeyFile?: string;
+  /** A boolean, or 'true' / 'false'. */
+  anonymousAuth?: boolean | string;
+  authorizationMode?: string;
+  auditLogPath?: string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -357,7 +382,24 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     scheduler: bool('scheduler', input.scheduler, false),
     schedulerSeed: schedulerSeed(input.schedulerSeed),
     controlPlane: resolveControlPlane(input),
+    kubeAuth: {
+      tokenAuthFile: nonEmpty('token-auth-file', input.tokenAuthFile),
+      serviceAccountKeyFile: nonEmpty('service-account-key-file', input.serviceAccountKeyFile),
+      anonymousAuth: bool('anonymous-auth', input.anonymousAuth, true),
+      authorizationMode: oneOf(
+        'authorization-mode',
+        input.authorizationMode ?? AuthorizationModes.AlwaysAllow,
+        AuthorizationModes,
+      ),
+      auditLogPath: nonEmpty('audit-log-path', input.auditLogPath),
+    },
   };
+}
+
+function nonEmpty(flag: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (v.trim() === '') throw bad(`--${flag} must name a file`);
+  return v;
 }
 
 function nonNegativeInt(flag: string, v: number | undefined): number {
