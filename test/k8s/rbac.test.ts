@@ -19,14 +19,14 @@ const TOKENS = `admin-token,admin,1,"system:masters"
 alice-token,alice,2,"developers,qa"
 `;
 
-const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
 
 function saToken(ns: string, name: string, key = privateKey, exp = '1h'): Promise<string> {
   return new SignJWT({
     'kubernetes.io': { namespace: ns, serviceaccount: { name, uid: `uid-${name}` } },
   })
-    .setProtectedHeader({ alg: 'RS256' })
+    .setProtectedHeader({ alg: 'ES256' })
     .setSubject(`system:serviceaccount:${ns}:${name}`)
     .setIssuer('https://kubernetes.default.svc')
     .setIssuedAt()
@@ -340,13 +340,18 @@ t.test(
       ['alice outside her namespace', ALICE, resourceRoutes('default', false)],
     ] as const) {
       const allowed: string[] = [];
-      for (const [m, p, body] of routes) {
-        const hdrs: Record<string, string> = { ...headers };
-        if (m === 'PATCH') hdrs['content-type'] = 'application/merge-patch+json';
-        const r = await call(s.url, m, p, body, hdrs);
-        tried++;
-        if (r.status < 400) allowed.push(`${m} ${p} → ${r.status}`);
-        else if (r.status !== 403) allowed.push(`${m} ${p} → ${r.status} (not 403)`);
+      // A few at a time: one server, bounded concurrency.
+      for (let i = 0; i < routes.length; i += 8) {
+        await Promise.all(
+          routes.slice(i, i + 8).map(async ([m, p, body]) => {
+            const hdrs: Record<string, string> = { ...headers };
+            if (m === 'PATCH') hdrs['content-type'] = 'application/merge-patch+json';
+            const r = await call(s.url, m, p, body, hdrs);
+            tried++;
+            if (r.status < 400) allowed.push(`${m} ${p} → ${r.status}`);
+            else if (r.status !== 403) allowed.push(`${m} ${p} → ${r.status} (not 403)`);
+          }),
+        );
       }
       t.same(allowed, [], `${who}: no request succeeds`);
     }
