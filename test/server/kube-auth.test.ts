@@ -123,7 +123,7 @@ t.test(
         url + path,
         token ? { headers: { authorization: `Bearer ${token}` } } : {},
       );
-      return { status: r.status, body: await r.json() };
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
     };
     const anon = await get('/api/v1/namespaces/default/pods');
     t.equal(anon.status, 401);
