@@ -26,6 +26,7 @@ export const GrpcCode = {
   Internal: 13,
   Unavailable: 14,
   DataLoss: 15,
+  Unauthenticated: 16,
 } as const;
 export type GrpcCode = (typeof GrpcCode)[keyof typeof GrpcCode];
 
@@ -297,6 +298,8 @@ export const ERRORS = {
     grpc: GrpcCode.InvalidArgument,
     message: 'etcetera: the request body nests too deeply',
   },
+  // --- Kubernetes face: authentication, RBAC and audit (src/api/k8s/auth.ts) ---
+  ERR_KUBE_UNAUTHORIZED: { grpc: GrpcCode.Unauthenticated, message: 'kubernetes: unauthorized' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -29,6 +29,7 @@ export const HTTP_STATUS_BY_GRPC: Readonly<Record<GrpcCode, number>> = {
   [GrpcCode.Internal]: 500,
   [GrpcCode.Unavailable]: 503,
   [GrpcCode.DataLoss]: 500,
+  [GrpcCode.Unauthenticated]: 401,
 };
 
 /** HTTP status of every error etcetera raises, as etcd's gateway would answer it. */
@@ -130,6 +131,8 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   // --- limits under abuse: 408 as HTTP says for a request that did not arrive in time ---
   ERR_BODY_TIMEOUT: 408,
   ERR_NESTING_TOO_DEEP: 400,
+  // Kubernetes face: authentication
+  ERR_KUBE_UNAUTHORIZED: 401,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */
@@ -144,6 +147,7 @@ export function httpStatusOfGrpc(grpc: GrpcCode): number {
 
 const REASON: Readonly<Record<number, string>> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',

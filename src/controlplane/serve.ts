@@ -30,10 +30,15 @@ export async function startForMember(member: Member): Promise<RunningControlPlan
   const url = member.advertisedClientUrls()[0] as string;
   const o = controlPlaneOptions(member.config);
   const logger = member.logger;
-  const cp = await runControlPlane(new KubeClient({ baseUrl: url }), {
-    ...o,
-    logger: { warn: (obj, msg) => logger.warn(obj, msg) },
-  });
+  const token = member.loopbackToken;
+  const headers = token !== undefined ? { Authorization: `Bearer ${token}` } : undefined;
+  const cp = await runControlPlane(
+    new KubeClient({ baseUrl: url, ...(headers ? { headers } : {}) }),
+    {
+      ...o,
+      logger: { warn: (obj, msg) => logger.warn(obj, msg) },
+    },
+  );
   logger.info(
     { parts: [...cp.parts.keys()], nodes: cp.nodes?.nodeNames.length ?? 0 },
     'control plane started',

@@ -178,6 +178,48 @@ const MESSAGES: Record<string, Schema> = {
   QuantityMsg: { 1: S('string') },
   TimeMsg: { 1: I64('seconds', true), 2: I32('nanos', true) },
   IntOrStringMsg: { 1: I64('type', true), 2: I32('intVal', true), 3: S('strVal') },
+  // rbac.authorization.k8s.io/v1 (kubectl create role|clusterrole|rolebinding|clusterrolebinding)
+  Role: { 1: M('metadata', 'ObjectMeta'), 2: M('rules', 'PolicyRule', true) },
+  ClusterRole: {
+    1: M('metadata', 'ObjectMeta'),
+    2: M('rules', 'PolicyRule', true),
+    3: M('aggregationRule', 'AggregationRule'),
+  },
+  PolicyRule: {
+    1: STRS('verbs'),
+    2: STRS('apiGroups'),
+    3: STRS('resources'),
+    4: STRS('resourceNames'),
+    5: STRS('nonResourceURLs'),
+  },
+  AggregationRule: { 1: M('clusterRoleSelectors', 'LabelSelector', true) },
+  RoleBinding: {
+    1: M('metadata', 'ObjectMeta'),
+    2: M('subjects', 'Subject', true),
+    3: M('roleRef', 'RoleRef'),
+  },
+  Subject: { 1: S('kind'), 2: S('apiGroup'), 3: S('name'), 4: S('namespace') },
+  RoleRef: { 1: S('apiGroup'), 2: S('kind'), 3: S('name') },
+  // authorization.k8s.io/v1 and authentication.k8s.io/v1 (kubectl auth can-i | whoami)
+  SelfSubjectAccessReview: {
+    1: M('metadata', 'ObjectMeta'),
+    2: M('spec', 'SelfSubjectAccessReviewSpec'),
+  },
+  SelfSubjectAccessReviewSpec: {
+    1: M('resourceAttributes', 'ResourceAttributes'),
+    2: M('nonResourceAttributes', 'NonResourceAttributes'),
+  },
+  ResourceAttributes: {
+    1: S('namespace'),
+    2: S('verb'),
+    3: S('group'),
+    4: S('version'),
+    5: S('resource'),
+    6: S('subresource'),
+    7: S('name'),
+  },
+  NonResourceAttributes: { 1: S('path'), 2: S('verb') },
+  SelfSubjectReview: { 1: M('metadata', 'ObjectMeta') },
   RuntimeUnknown: { 1: M('typeMeta', 'RuntimeTypeMeta'), 2: { name: 'raw', type: 'bytes' } },
   RuntimeTypeMeta: { 1: S('apiVersion'), 2: S('kind') },
 };
@@ -189,6 +231,12 @@ const KINDS: Record<string, string> = {
   'v1/Secret': 'Secret',
   'v1/Service': 'Service',
   'apps/v1/Deployment': 'Deployment',
+  'rbac.authorization.k8s.io/v1/Role': 'Role',
+  'rbac.authorization.k8s.io/v1/ClusterRole': 'ClusterRole',
+  'rbac.authorization.k8s.io/v1/RoleBinding': 'RoleBinding',
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': 'ClusterRoleBinding',
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': 'SelfSubjectAccessReview',
+  'authentication.k8s.io/v1/SelfSubjectReview': 'SelfSubjectReview',
 };
 
 const MAGIC = [0x6b, 0x38, 0x73, 0x00];

@@ -104,6 +104,10 @@ const SCHEMAS: ReadonlyMap<string, MapSchema> = new Map<string, MapSchema>([
   ['apps/v1/StatefulSet', workload()],
   ['apps/v1/DaemonSet', workload()],
   ['coordination.k8s.io/v1/Lease', kind({})],
+  ['rbac.authorization.k8s.io/v1/Role', kind({})],
+  ['rbac.authorization.k8s.io/v1/ClusterRole', kind({})],
+  ['rbac.authorization.k8s.io/v1/RoleBinding', kind({})],
+  ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', kind({})],
   [
     'policy/v1/PodDisruptionBudget',
     kind({

@@ -3,7 +3,13 @@
  * Kubernetes' field paths and texts. Not the whole of Kubernetes' validation: only what keeps
  * obviously broken objects out and what clients and controllers rely on being present.
  */
-import { duplicate, type FieldError, invalid as invalidValue, required } from './field-errors.js';
+import {
+  duplicate,
+  type FieldError,
+  invalid as invalidValue,
+  notSupported,
+  required,
+} from './field-errors.js';
 import type { KindValidator, KubeObject } from './types.js';
 
 type Rec = Record<string, unknown>;
@@ -135,7 +141,46 @@ const namespaces: KindValidator = (obj) => {
   return [];
 };
 
+/** A binding's roleRef (required, of an allowed kind, never changed) and its subjects. */
+function binding(roleKinds: readonly string[]): KindValidator {
+  return (obj, old) => {
+    const out: FieldError[] = [];
+    const ref = (obj as Rec).roleRef;
+    if (!isRec(ref)) out.push(required('roleRef'));
+    else {
+      if (typeof ref.name !== 'string' || ref.name === '') out.push(required('roleRef.name'));
+      if (typeof ref.kind !== 'string' || !roleKinds.includes(ref.kind)) {
+        out.push(notSupported('roleRef.kind', ref.kind, roleKinds));
+      }
+      if (ref.apiGroup !== 'rbac.authorization.k8s.io') {
+        out.push(notSupported('roleRef.apiGroup', ref.apiGroup, ['rbac.authorization.k8s.io']));
+      }
+      const before = old ? (old as Rec).roleRef : undefined;
+      if (isRec(before) && JSON.stringify(before) !== JSON.stringify(ref)) {
+        out.push(invalidValue('roleRef', ref, 'cannot change roleRef'));
+      }
+    }
+    const subjects = (obj as Rec).subjects;
+    if (Array.isArray(subjects)) {
+      subjects.forEach((sub, i) => {
+        const at = `subjects[${i}]`;
+        if (!isRec(sub)) {
+          out.push(invalidValue(at, sub, 'must be an object'));
+          return;
+        }
+        if (typeof sub.name !== 'string' || sub.name === '') out.push(required(`${at}.name`));
+        if (!['User', 'Group', 'ServiceAccount'].includes(String(sub.kind))) {
+          out.push(notSupported(`${at}.kind`, sub.kind, ['ServiceAccount', 'User', 'Group']));
+        }
+      });
+    }
+    return out;
+  };
+}
+
 export const builtinValidators: Record<string, KindValidator> = {
+  rolebindings: binding(['Role', 'ClusterRole']),
+  clusterrolebindings: binding(['ClusterRole']),
   pods,
   deployments: workload(true),
   replicasets: workload(true),

@@ -93,6 +93,25 @@ export interface MemberConfig {
   readHeaderTimeoutMs: number;
   /** --read-body-timeout: how long a request body (not a watch stream's) may take to arrive. */
   readBodyTimeoutMs: number;
+  /** Authentication, authorization and audit of the Kubernetes API. */
+  kubeAuth: KubeAuthConfig;
+}
+
+export const AuthorizationModes = { AlwaysAllow: 'AlwaysAllow', RBAC: 'RBAC' } as const;
+export type AuthorizationModes = (typeof AuthorizationModes)[keyof typeof AuthorizationModes];
+
+/** kube-apiserver's authentication, authorization and audit flags. */
+export interface KubeAuthConfig {
+  /** --token-auth-file (read at start). */
+  tokenAuthFile: string | undefined;
+  /** --service-account-key-file (read at start). */
+  serviceAccountKeyFile: string | undefined;
+  /** --anonymous-auth (default true). */
+  anonymousAuth: boolean;
+  /** --authorization-mode (default AlwaysAllow). */
+  authorizationMode: AuthorizationModes;
+  /** --audit-log-path (opened at start). */
+  auditLogPath: string | undefined;
 }
 
 /** --control-plane and the switches of its parts (src/controlplane). */
@@ -182,6 +201,12 @@ export interface MemberConfigInput {
   /** Go durations ("10s", "500ms"). */
   readHeaderTimeout?: string;
   readBodyTimeout?: string;
+  tokenAuthFile?: string;
+  serviceAccountKeyFile?: string;
+  /** A boolean, or 'true' / 'false'. */
+  anonymousAuth?: boolean | string;
+  authorizationMode?: string;
+  auditLogPath?: string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -384,6 +409,17 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       'read-body-timeout',
       input.readBodyTimeout ?? DEFAULTS.readBodyTimeout,
     ),
+    kubeAuth: {
+      tokenAuthFile: nonEmpty('token-auth-file', input.tokenAuthFile),
+      serviceAccountKeyFile: nonEmpty('service-account-key-file', input.serviceAccountKeyFile),
+      anonymousAuth: bool('anonymous-auth', input.anonymousAuth, true),
+      authorizationMode: oneOf(
+        'authorization-mode',
+        input.authorizationMode ?? AuthorizationModes.AlwaysAllow,
+        AuthorizationModes,
+      ),
+      auditLogPath: nonEmpty('audit-log-path', input.auditLogPath),
+    },
   };
 }
 
@@ -392,6 +428,12 @@ function positiveDuration(flag: string, text: string): number {
   const ms = parseDuration(flag, text);
   if (ms <= 0) throw bad(`--${flag} must be longer than 0`);
   return ms;
+}
+
+function nonEmpty(flag: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (v.trim() === '') throw bad(`--${flag} must name a file`);
+  return v;
 }
 
 function nonNegativeInt(flag: string, v: number | undefined): number {

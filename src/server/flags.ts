@@ -44,6 +44,7 @@ const FLAGS = {
   'read-header-timeout': ['readHeaderTimeout', false],
   'read-body-timeout': ['readBodyTimeout', false],
   ...schedulerFlags(),
+  ...kubeAuthFlags(),
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -153,7 +154,15 @@ ${PARTS.filter((p) => p.kind === 'switch')
   --graceful-pod-deletion        true | false: deleting a bound Pod waits for its kubelet
                                  (default true with a control plane)
   --node-readiness-delay         ms from a simulated Pod running to Ready (default 200)
-${schedulerUsage()}`;
+${schedulerUsage()}
+Kubernetes API authentication, authorization and audit (kube-apiserver's flags):
+  --token-auth-file              CSV of bearer tokens: token,user,uid,"group1,group2"
+  --service-account-key-file     PEM key(s) that verify ServiceAccount token signatures
+  --anonymous-auth               true | false: requests without credentials are system:anonymous
+                                 (default true; false answers 401)
+  --authorization-mode           AlwaysAllow | RBAC (default AlwaysAllow)
+  --audit-log-path               append one JSON audit event per mutating request to this file
+`;
 
 // --- control plane: --control-plane, one switch per part of src/controlplane/parts.ts ---
 
@@ -231,7 +240,7 @@ function schedulerFlags() {
 
 /** Boolean flags that may be given bare (`--scheduler` for `--scheduler=true`). */
 function bareBooleanFlags(): readonly string[] {
-  return ['scheduler'];
+  return ['scheduler', 'anonymous-auth'];
 }
 
 /** `--flag` with no value (last, or followed by another flag) becomes `--flag=true`. */
@@ -248,4 +257,16 @@ function schedulerUsage(): string {
   return `  --scheduler                    run the pod scheduler against this member (default false)
   --scheduler-seed               seed of the scheduler's tie-breaking generator (default: random)
 `;
+}
+
+// --- Kubernetes API authentication, authorization and audit (src/api/k8s/auth.ts) ---
+
+function kubeAuthFlags() {
+  return {
+    'token-auth-file': ['tokenAuthFile', false],
+    'service-account-key-file': ['serviceAccountKeyFile', false],
+    'anonymous-auth': ['anonymousAuth', false],
+    'authorization-mode': ['authorizationMode', false],
+    'audit-log-path': ['auditLogPath', false],
+  } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 }

@@ -39,6 +39,7 @@ import { openDataDir } from './data-dir.js';
 import { Defragmenter } from './defrag.js';
 import { MemberHealth } from './health.js';
 import { parseMemberId } from './ids.js';
+import { type KubeAuth, loadKubeAuth } from './kube-auth.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMaintenance } from './maintenance.js';
 import {
@@ -98,7 +99,15 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   /** Opens the data dir, joins or bootstraps the cluster, and starts serving. */
   static async start(config: MemberConfig, options: MemberOptions = {}): Promise<Member> {
     const logger = options.logger ?? createLogger({ level: config.logLevel, name: config.name });
-    const { db, mark } = await openDataDir(config.dataDir);
+    const kubeAuth = loadKubeAuth(config.kubeAuth);
+    let opened: Awaited<ReturnType<typeof openDataDir>>;
+    try {
+      opened = await openDataDir(config.dataDir);
+    } catch (e) {
+      await kubeAuth.audit?.close();
+      throw e;
+    }
+    const { db, mark } = opened;
     let member: Member | undefined;
     try {
       const identity = await establishIdentity(db, config, logger);
@@ -116,17 +125,24 @@ export class Member extends EventEmitter<Events> implements MemberApi {
         maxRequestBytes: config.maxRequestBytes,
       });
       const base = { config, tuning: options, logger, registry: identity.registry, storage, store };
-      member = new Member(base, db);
+      member = new Member(base, db, kubeAuth);
       await member.open(identity.how);
       return member;
     } catch (e) {
       if (member !== undefined) await member.stop().catch(() => undefined);
-      else await db.close().catch(() => undefined);
+      else {
+        await db.close().catch(() => undefined);
+        await kubeAuth.audit?.close();
+      }
       throw e;
     }
   }
 
-  private constructor(b: Base, db: RaftDb) {
+  private constructor(
+    b: Base,
+    db: RaftDb,
+    private readonly kubeAuth: KubeAuth,
+  ) {
     super();
     this.config = b.config;
     this.logger = b.logger;
@@ -233,7 +249,12 @@ export class Member extends EventEmitter<Events> implements MemberApi {
             timeoutMs: this.config.grpcKeepaliveTimeoutMs,
           },
         },
-        kubernetes: { gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion },
+        kubernetes: {
+          gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion,
+          authentication: this.kubeAuth.authentication,
+          authorizationMode: this.kubeAuth.authorizationMode,
+          ...(this.kubeAuth.audit ? { audit: this.kubeAuth.audit } : {}),
+        },
         readBodyTimeoutMs: this.config.readBodyTimeoutMs,
       }),
     );
@@ -262,6 +283,14 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   /** The Raft driver (status, tests). */
   get driver() {
     return this.w.driver;
+  }
+
+  /**
+   * The bearer token of this member's own control plane on its Kubernetes API (a
+   * system:masters user known only to this process); undefined when none is needed.
+   */
+  get loopbackToken(): string | undefined {
+    return this.kubeAuth.loopbackToken;
   }
 
   /** The bound client URLs (port 0 in the flags resolved to the real port). */

@@ -72,6 +72,7 @@ export interface Status {
  */
 export const STATUS_REASONS = {
   BadRequest: { http: 400, code: 'ERR_KUBE_BAD_REQUEST' },
+  Unauthorized: { http: 401, code: 'ERR_KUBE_UNAUTHORIZED' },
   Forbidden: { http: 403, code: 'ERR_KUBE_FORBIDDEN' },
   NotFound: { http: 404, code: 'ERR_KUBE_NOT_FOUND' },
   MethodNotAllowed: { http: 405, code: 'ERR_KUBE_METHOD_NOT_ALLOWED' },

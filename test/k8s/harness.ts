@@ -4,6 +4,7 @@
  * `raw` reads the whole keyspace so tests can show a refused request stored nothing.
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { type KubeFace, type MountOptions, mountKubernetes } from '../../src/api/k8s/index.js';
@@ -29,13 +30,15 @@ export async function startKube(
     makeCacher?: (member: StoreMember) => Cacher;
     /** A watch cache whose window holds this few events (watches then replay from the store). */
     windowMaxEvents?: number;
+    /** Serve https with this key and certificate (PEM): kubectl sends tokens only over TLS. */
+    tls?: { key: string; cert: string };
   } = {},
 ): Promise<KubeServer> {
   const member = await StoreMember.open({ dir, maxRequestBytes: options.maxRequestBytes });
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const { makeCacher, windowMaxEvents, ...mount } = options;
+  const { makeCacher, windowMaxEvents, tls, ...mount } = options;
   const cacher =
     makeCacher?.(member) ??
     (windowMaxEvents === undefined
@@ -45,7 +48,7 @@ export async function startKube(
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });
-  const server = createServer(app);
+  const server = tls ? createHttpsServer(tls, app) : createServer(app);
   server.on('upgrade', (req, socket, head) => {
     if (!kube.handleUpgrade(req, socket, head)) socket.destroy();
   });
@@ -53,7 +56,7 @@ export async function startKube(
   const { port } = server.address() as AddressInfo;
   await kube.ready;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     member,
     kube,

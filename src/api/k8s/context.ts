@@ -10,12 +10,16 @@ import {
   validatePatchOptions,
   validateUpdateOptions,
 } from '../../k8s/options.js';
+import type { UserInfo } from '../../k8s/rbac.js';
 import type { KindRegistry } from '../../k8s/registry.js';
 import { badRequest } from '../../k8s/status.js';
 import type { ResourceInfo } from '../../k8s/types.js';
 import type { MemberApi } from '../../server/types.js';
 import type { Cacher } from '../../watchcache/index.js';
 import { DEFAULT_READ_BODY_TIMEOUT_MS } from '../body.js';
+import type { AuditSink } from './audit.js';
+import type { Authenticate, AuthenticationOptions } from './auth.js';
+import { AuthorizationMode, type Authorizer } from './authz.js';
 import { managerOf } from './field-manager.js';
 import type { ResourcePath } from './paths.js';
 import type { ObjectStorage } from './storage.js';
@@ -54,9 +58,18 @@ export interface KubeOptions {
 
   /** The member's watch cache to build on; one is made over member.watchSource if absent. */
   cacher?: Cacher;
+
+  /** Who a request is (auth.ts). Default: nobody has credentials, everyone is anonymous. */
+  authentication?: AuthenticationOptions;
+  /** `--authorization-mode`: AlwaysAllow (default) or RBAC (authz.ts). */
+  authorizationMode?: AuthorizationMode;
+  /** Where the audit log goes (audit.ts); none by default. */
+  audit?: AuditSink;
 }
 
-export type ResolvedKubeOptions = Required<Omit<KubeOptions, 'versionExtra' | 'cacher'>> & {
+export type ResolvedKubeOptions = Required<
+  Omit<KubeOptions, 'versionExtra' | 'cacher' | 'authentication' | 'audit'>
+> & {
   versionExtra: Record<string, string>;
 };
 
@@ -74,6 +87,7 @@ export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedK
     createDefaultNamespaces: o.createDefaultNamespaces ?? true,
     now: o.now ?? Date.now,
     gracefulPodDeletion: o.gracefulPodDeletion ?? false,
+    authorizationMode: o.authorizationMode ?? AuthorizationMode.AlwaysAllow,
   };
 }
 
@@ -88,6 +102,11 @@ export interface Kube {
   readonly options: ResolvedKubeOptions;
   /** Kind-specific write steps, by `group/resource` (CRDs). */
   readonly hooks: ReadonlyMap<string, KindHooks>;
+  /** The request's user, or a 401 (auth.ts). */
+  readonly authenticate: Authenticate;
+  /** The decision of --authorization-mode on one request (authz.ts). */
+  readonly authorize: Authorizer;
+  readonly audit: AuditSink | undefined;
 }
 
 /** One request to a resource path. */
@@ -99,6 +118,8 @@ export interface ResourceRequest {
   readonly info: ResourceInfo;
   /** Texts for Warning headers. */
   readonly warnings: string[];
+  /** Who asks (auth.ts). */
+  readonly user: UserInfo;
 }
 
 export const DryRun = { none: false, all: true } as const;

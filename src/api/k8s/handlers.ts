@@ -9,6 +9,7 @@ import { asVersion } from '../../k8s/meta.js';
 import { methodNotAllowed, notFound } from '../../k8s/status.js';
 import { parseIncludeObject, tableJson, tableRow, wantsTable } from '../../k8s/table.js';
 import type { KubeObject } from '../../k8s/types.js';
+import { noteRequestObjectName } from './audit.js';
 import { parseObjectBody, readBody } from './body.js';
 import { type Kube, type ResourceRequest, writeParams } from './context.js';
 import { decodeWriteObject } from './decode.js';
@@ -64,6 +65,7 @@ export async function handleCreate(kube: Kube, rr: ResourceRequest): Promise<voi
   const w = writeParams(rr, 'create');
   const body = await readObjectBody(kube, rr);
   const obj = decodeWriteObject(kube, rr, body, w.fieldValidation);
+  noteRequestObjectName(rr.req, obj.metadata.name);
   const created = await createObject(kube, rr.info, obj, { dryRun: w.dryRun, manager: w.manager });
   sendObject(kube, rr, 201, created);
 }

@@ -17,6 +17,8 @@ import { CRD_REF } from '../../k8s/crd.js';
 import { KindRegistry } from '../../k8s/registry.js';
 import type { MemberApi } from '../../server/types.js';
 import { Cacher } from '../../watchcache/index.js';
+import { authenticator } from './auth.js';
+import { AuthorizationMode, authorizerFor, ensureBootstrapPolicy } from './authz.js';
 import { type Kube, type KubeOptions, resolveKubeOptions } from './context.js';
 import { crdHooks, syncCrds } from './crd-sync.js';
 import { ensureDefaultNamespaces } from './namespaces.js';
@@ -75,6 +77,9 @@ export function mountKubernetes(
     admission: new Admission(),
     options: resolved,
     hooks,
+    authenticate: authenticator(options.authentication),
+    authorize: authorizerFor(resolved.authorizationMode, hub),
+    audit: options.audit,
   };
   let stopSync: (() => void) | undefined;
   let closed = false;
@@ -82,6 +87,7 @@ export function mountKubernetes(
   // never loads, watches or writes anything for this face.
   let started: Promise<void> | undefined;
   let namespaces: Promise<void> | undefined;
+  let policy: Promise<void> | undefined;
   const start = async (): Promise<void> => {
     // A failed start (no leader yet, say) is tried again by the next request.
     started ??= (async () => {
@@ -92,6 +98,13 @@ export function mountKubernetes(
       throw e;
     });
     await started;
+    if (resolved.authorizationMode === AuthorizationMode.RBAC) {
+      policy ??= ensureBootstrapPolicy(kube).catch((e: unknown) => {
+        policy = undefined;
+        throw e;
+      });
+      await policy;
+    }
     if (resolved.createDefaultNamespaces) {
       namespaces ??= ensureDefaultNamespaces(kube).catch(() => {
         namespaces = undefined;
@@ -126,6 +139,7 @@ export function mountKubernetes(
       upgrade.close();
       hub.stop();
       if (options.cacher === undefined) cacher?.close();
+      await options.audit?.close();
     },
   };
 }

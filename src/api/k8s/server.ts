@@ -4,8 +4,16 @@
  * handler, so the etcd JSON API can share the listener.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { forbidden, type UserInfo } from '../../k8s/rbac.js';
 import { methodNotAllowed, pathNotFound, StatusError, toStatusError } from '../../k8s/status.js';
 import type { ResourceInfo, Verb } from '../../k8s/types.js';
+import { auditRequest } from './audit.js';
+import {
+  AuthorizationMode,
+  handleSelfSubjectAccessReview,
+  handleSelfSubjectReview,
+  requestAttributes,
+} from './authz.js';
 import { handleBinding } from './binding.js';
 import type { Kube, ResourceRequest } from './context.js';
 import { handleDelete, handleDeleteCollection } from './delete.js';
@@ -15,7 +23,7 @@ import { handleList } from './list.js';
 import { parseListOptions } from './list-options.js';
 import type { OpenApi } from './openapi.js';
 import { handlePatch } from './patch.js';
-import { isKubernetesPath, parsePath, type ResourcePath } from './paths.js';
+import { isKubernetesPath, parsePath, type ResourcePath, type Route } from './paths.js';
 import { sendError, sendJson, sendText } from './respond.js';
 import { handleScale } from './scale.js';
 import { handleWatch } from './watch/http.js';
@@ -43,9 +51,37 @@ function requireVerb(info: ResourceInfo, verb: Verb): void {
   if (!info.verbs.includes(verb)) throw methodNotAllowed();
 }
 
+/**
+ * Authorizes one request of the face (HTTP or websocket) of an authenticated user: the
+ * user, or a 403 Status. Mutating requests are put in the audit log, refused ones too.
+ */
+export function admit(
+  kube: Kube,
+  req: IncomingMessage,
+  url: URL,
+  route: Route | undefined,
+  user: UserInfo,
+  res?: ServerResponse,
+): UserInfo {
+  const attrs = requestAttributes(user, req.method ?? 'GET', url.pathname, url.searchParams, route);
+  if (res) auditRequest(kube.audit, req, res, attrs, kube.options.now);
+  const d = kube.authorize(attrs);
+  if (!d.allowed) throw forbidden(attrs, d.reason);
+  return user;
+}
+
+const isReview = (info: ResourceInfo, group: string, resource: string) =>
+  info.group === group && info.resource === resource;
+
 async function serveResource(kube: Kube, rr: ResourceRequest): Promise<void> {
   const { req, path, info } = rr;
   const item = path.name !== undefined;
+  if (req.method === 'POST' && !item) {
+    if (isReview(info, 'authorization.k8s.io', 'selfsubjectaccessreviews'))
+      return handleSelfSubjectAccessReview(kube, rr, rr.user, kube.authorize);
+    if (isReview(info, 'authentication.k8s.io', 'selfsubjectreviews'))
+      return handleSelfSubjectReview(kube, rr, rr.user);
+  }
   if (path.subresource === 'scale') return handleScale(kube, rr);
   if (path.subresource === 'binding') return handleBinding(kube, rr);
   switch (req.method) {
@@ -93,8 +129,9 @@ async function serve(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
+  route: Route | undefined,
+  user: UserInfo,
 ): Promise<void> {
-  const route = parsePath(url.pathname);
   if (!route) throw pathNotFound();
   const accept = req.headers.accept;
   const isGet = req.method === 'GET' || req.method === 'HEAD';
@@ -121,6 +158,7 @@ async function serve(
         path: route,
         info,
         warnings: [],
+        user,
       };
       return serveResource(kube, rr);
     }
@@ -148,9 +186,18 @@ export function kubeHandler(
     }
     // /version is asked by etcd clients too: it must not start the face (which creates the
     // default namespaces), so that an etcd-only member never writes under /registry/.
-    const ready = url.pathname.startsWith('/version') ? Promise.resolve() : start();
-    ready
-      .then(() => serve(kube, openapi, req, res, url))
+    // Under RBAC it does: deciding needs the policy, which the start writes.
+    const route = parsePath(url.pathname);
+    const lazy =
+      url.pathname.startsWith('/version') &&
+      kube.options.authorizationMode === AuthorizationMode.AlwaysAllow;
+    kube
+      .authenticate(req)
+      .then(async (user) => {
+        if (!lazy) await start();
+        admit(kube, req, url, route, user, res);
+        return serve(kube, openapi, req, res, url, route, user);
+      })
       .catch((err: unknown) => {
         if (!(err instanceof StatusError) && !(err as { statusMessage?: string }).statusMessage) {
           logger?.error({ err }, 'kubernetes API: unexpected failure');

@@ -64,6 +64,10 @@ t.test('schemas exist for every built-in kind the server serves', async (t) => {
     'apps/v1/DaemonSet',
     'coordination.k8s.io/v1/Lease',
     'policy/v1/PodDisruptionBudget',
+    'rbac.authorization.k8s.io/v1/Role',
+    'rbac.authorization.k8s.io/v1/ClusterRole',
+    'rbac.authorization.k8s.io/v1/RoleBinding',
+    'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
   ];
   t.same(
     smpKinds()

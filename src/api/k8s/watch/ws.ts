@@ -13,7 +13,7 @@ import { badRequest, pathNotFound, toStatusError } from '../../../k8s/status.js'
 import type { Kube } from '../context.js';
 import { parseListOptions } from '../list-options.js';
 import { isKubernetesPath, parsePath } from '../paths.js';
-import { resolveResource } from '../server.js';
+import { admit, resolveResource } from '../server.js';
 import { prepareWatch } from './http.js';
 import { startWatch } from './start.js';
 import type { WatchSink } from './watch.js';
@@ -91,8 +91,10 @@ export function kubeUpgrade(kube: Kube, startFace: () => Promise<void>): KubeUpg
     handleProtocols: (offered) => PROTOCOLS.find((p) => offered.has(p)) ?? false,
   });
   const serve = async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL) => {
+    const user = await kube.authenticate(req);
     await startFace();
     const route = parsePath(url.pathname);
+    admit(kube, req, url, route, user);
     if (route?.type !== 'resource' || route.name !== undefined) throw pathNotFound();
     const info = resolveResource(kube, route);
     const o = parseListOptions(url.searchParams);

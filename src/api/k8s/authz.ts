@@ -1,0 +1,217 @@
+/**
+ * Authorization of the Kubernetes face: the attributes of a request (verb, API group,
+ * resource, subresource, name, namespace, or a non-resource path, as kube-apiserver's
+ * RequestInfo reads them), the authorizer of `--authorization-mode` (AlwaysAllow, or RBAC
+ * over the Roles and bindings in the face's object cache), the bootstrap policy written at
+ * start, and the review resources answered without storing anything:
+ * SelfSubjectAccessReview (`kubectl auth can-i`) and SelfSubjectReview (`kubectl auth whoami`).
+ */
+import { objectKey } from '../../k8s/keys.js';
+import { prepareCreate } from '../../k8s/meta.js';
+import {
+  authorize,
+  bootstrapPolicy,
+  type Decision,
+  RBAC_GROUP,
+  type RbacPolicy,
+  type RequestAttributes,
+  type UserInfo,
+} from '../../k8s/rbac.js';
+import { badRequest } from '../../k8s/status.js';
+import type { KubeObject, ResourceInfo } from '../../k8s/types.js';
+import type { Kube, ResourceRequest } from './context.js';
+import { readObjectBody } from './handlers.js';
+import type { Route } from './paths.js';
+import { sendJson } from './respond.js';
+import type { KubeHub } from './watch/hub.js';
+
+export const AuthorizationMode = { AlwaysAllow: 'AlwaysAllow', RBAC: 'RBAC' } as const;
+export type AuthorizationMode = (typeof AuthorizationMode)[keyof typeof AuthorizationMode];
+
+export type Authorizer = (attrs: RequestAttributes) => Decision;
+
+const ALLOW: Decision = { allowed: true, reason: '' };
+
+function queryBool(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  return v !== null && !(v === '0' || v.toLowerCase() === 'false');
+}
+
+/** The attributes of one request of the face; `route` undefined for a path it cannot parse. */
+export function requestAttributes(
+  user: UserInfo,
+  method: string,
+  pathname: string,
+  query: URLSearchParams,
+  route: Route | undefined,
+): RequestAttributes {
+  if (route?.type !== 'resource') {
+    const verb = method === 'GET' || method === 'HEAD' ? 'get' : method.toLowerCase();
+    return { kind: 'nonResource', user, verb, path: pathname };
+  }
+  const item = route.name !== undefined;
+  let verb: string;
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      verb = item ? 'get' : queryBool(query, 'watch') ? 'watch' : 'list';
+      break;
+    case 'POST':
+      verb = 'create';
+      break;
+    case 'PUT':
+      verb = 'update';
+      break;
+    case 'PATCH':
+      verb = 'patch';
+      break;
+    case 'DELETE':
+      verb = item ? 'delete' : 'deletecollection';
+      break;
+    default:
+      verb = method.toLowerCase();
+  }
+  // A Namespace is in itself: /api/v1/namespaces/foo is in the namespace "foo".
+  const ownNamespace =
+    route.group === '' && route.resource === 'namespaces' && route.namespace === undefined
+      ? route.name
+      : undefined;
+  return {
+    kind: 'resource',
+    user,
+    verb,
+    apiGroup: route.group,
+    apiVersion: route.version,
+    resource: route.resource,
+    subresource: route.subresource ?? '',
+    namespace: route.namespace ?? ownNamespace ?? '',
+    name: route.name ?? '',
+  };
+}
+
+const RBAC_REF = (resource: string) => `${RBAC_GROUP}/${resource}`;
+const ref = (resource: string) => ({ group: RBAC_GROUP, resource });
+
+/** The RBAC objects of the face's cache (the decoded objects the face lists from). */
+export function cachedPolicy(hub: KubeHub): RbacPolicy {
+  const all = function* (resource: string): Iterable<KubeObject> {
+    for (const entry of hub.cacheFor(RBAC_REF(resource), RBAC_GROUP).tree.values()) {
+      yield entry.obj;
+    }
+  };
+  return {
+    clusterRoles: () => all('clusterroles'),
+    clusterRole: (name) =>
+      hub.get(RBAC_REF('clusterroles'), objectKey(ref('clusterroles'), '', name))?.obj,
+    role: (namespace, name) =>
+      hub.get(RBAC_REF('roles'), objectKey(ref('roles'), namespace, name))?.obj,
+    clusterRoleBindings: () => all('clusterrolebindings'),
+    roleBindings: function* (namespace) {
+      for (const b of all('rolebindings')) if (b.metadata.namespace === namespace) yield b;
+    },
+  };
+}
+
+export function authorizerFor(mode: AuthorizationMode, hub: KubeHub): Authorizer {
+  if (mode === AuthorizationMode.AlwaysAllow) return () => ALLOW;
+  const policy = cachedPolicy(hub);
+  return (attrs) => authorize(policy, attrs);
+}
+
+/**
+ * Creates the bootstrap ClusterRoles and ClusterRoleBindings that are missing (an existing
+ * one is left as it is, edits included), then waits for the cache to hold them.
+ */
+export async function ensureBootstrapPolicy(kube: Kube): Promise<void> {
+  const { clusterRoles, clusterRoleBindings } = bootstrapPolicy();
+  const write = async (resource: string, objs: KubeObject[]) => {
+    const info = kube.registry.get(RBAC_GROUP, 'v1', resource) as ResourceInfo;
+    for (const obj of objs) {
+      const key = objectKey(info, '', obj.metadata.name ?? '');
+      if (await kube.storage.get(key)) continue;
+      prepareCreate(info, obj, kube.options.now());
+      try {
+        await kube.storage.create(key, obj);
+      } catch (e) {
+        // Another member created it first.
+        if (!(await kube.storage.get(key))) throw e;
+      }
+    }
+  };
+  await write('clusterroles', clusterRoles);
+  await write('clusterrolebindings', clusterRoleBindings);
+  await kube.hub.waitFresh(await kube.storage.currentRevision(), kube.options.freshTimeoutMs);
+}
+
+// --- reviews ---
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => !!v && typeof v === 'object' && !Array.isArray(v);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The attributes a SelfSubjectAccessReview spec asks about, for `user`. */
+export function reviewAttributes(user: UserInfo, spec: unknown): RequestAttributes {
+  if (!isRec(spec)) throw badRequest('spec is required');
+  const ra = spec.resourceAttributes;
+  const nra = spec.nonResourceAttributes;
+  if (isRec(ra) && nra === undefined) {
+    return {
+      kind: 'resource',
+      user,
+      verb: str(ra.verb),
+      apiGroup: str(ra.group),
+      apiVersion: str(ra.version),
+      resource: str(ra.resource),
+      subresource: str(ra.subresource),
+      namespace: str(ra.namespace),
+      name: str(ra.name),
+    };
+  }
+  if (isRec(nra) && ra === undefined) {
+    return { kind: 'nonResource', user, verb: str(nra.verb), path: str(nra.path) };
+  }
+  throw badRequest(
+    'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+  );
+}
+
+/** POST selfsubjectaccessreviews: the decision for the caller, nothing stored. */
+export async function handleSelfSubjectAccessReview(
+  kube: Kube,
+  rr: ResourceRequest,
+  user: UserInfo,
+  authorizer: Authorizer,
+): Promise<void> {
+  const body = await readObjectBody(kube, rr);
+  const attrs = reviewAttributes(user, body.spec);
+  const d = authorizer(attrs);
+  sendJson(rr.res, 201, {
+    kind: 'SelfSubjectAccessReview',
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec: body.spec,
+    status: { allowed: d.allowed, ...(d.reason !== '' ? { reason: d.reason } : {}) },
+  });
+}
+
+/** POST selfsubjectreviews: who the caller is (`kubectl auth whoami`). */
+export async function handleSelfSubjectReview(
+  kube: Kube,
+  rr: ResourceRequest,
+  user: UserInfo,
+): Promise<void> {
+  await readObjectBody(kube, rr);
+  sendJson(rr.res, 201, {
+    kind: 'SelfSubjectReview',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    status: {
+      userInfo: {
+        username: user.username,
+        ...(user.uid !== '' ? { uid: user.uid } : {}),
+        groups: user.groups,
+        ...(user.extra ? { extra: user.extra } : {}),
+      },
+    },
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * The Kubernetes API's authentication, authorization and audit of a member, from its
+ * kube-apiserver flags: files read and opened at start (a bad one stops the start with a
+ * clear error before anything else is opened), and the loopback token the member's own
+ * control plane uses, a random bearer token of a `system:masters` user that exists only in
+ * this process, as kube-apiserver's loopback client has.
+ */
+import { randomBytes } from 'node:crypto';
+import { type AuditSink, fileAuditSink } from '../api/k8s/audit.js';
+import {
+  type AuthenticationOptions,
+  loadServiceAccountKeys,
+  loadTokenFile,
+} from '../api/k8s/auth.js';
+import type { AuthorizationMode } from '../api/k8s/authz.js';
+import { MASTERS_GROUP, type UserInfo } from '../k8s/rbac.js';
+import type { KubeAuthConfig } from './config.js';
+
+export const LOOPBACK_USER = 'system:etcetera-control-plane';
+
+export interface KubeAuth {
+  authentication: AuthenticationOptions;
+  authorizationMode: AuthorizationMode;
+  audit: AuditSink | undefined;
+  /** The control plane's bearer token; undefined when requests need no credentials. */
+  loopbackToken: string | undefined;
+}
+
+export function loadKubeAuth(c: KubeAuthConfig): KubeAuth {
+  const tokens = new Map<string, UserInfo>(
+    c.tokenAuthFile !== undefined ? loadTokenFile(c.tokenAuthFile) : [],
+  );
+  const keys =
+    c.serviceAccountKeyFile !== undefined ? loadServiceAccountKeys(c.serviceAccountKeyFile) : [];
+  const guarded =
+    c.authorizationMode === 'RBAC' || !c.anonymousAuth || tokens.size > 0 || keys.length > 0;
+  let loopbackToken: string | undefined;
+  if (guarded) {
+    loopbackToken = randomBytes(32).toString('base64url');
+    tokens.set(loopbackToken, { username: LOOPBACK_USER, uid: '', groups: [MASTERS_GROUP] });
+  }
+  // Opened last: nothing to close when a file above is refused.
+  const audit = c.auditLogPath !== undefined ? fileAuditSink(c.auditLogPath) : undefined;
+  return {
+    authentication: { tokens, serviceAccountKeys: keys, anonymous: c.anonymousAuth },
+    authorizationMode: c.authorizationMode,
+    audit,
+    loopbackToken,
+  };
+}

@@ -1,0 +1,480 @@
+/**
+ * Authentication, RBAC and the audit log of the Kubernetes face over one in-process server
+ * (RBAC mode, anonymous access on): bearer tokens from a token file, ServiceAccount JWTs,
+ * the bootstrap roles, 403 texts, SelfSubjectAccessReview and SelfSubjectReview, every route
+ * refused to anonymous and to a namespace-only user outside its namespace, client-node with
+ * a token, and the audit lines of a create, a patch and a delete.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { SignJWT } from 'jose';
+import t from 'tap';
+import { fileAuditSink } from '../../src/api/k8s/audit.js';
+import { parseTokenFile } from '../../src/api/k8s/auth.js';
+import { call, type KubeServer, pod, startKube } from './harness.js';
+
+const TOKENS = `admin-token,admin,1,"system:masters"
+alice-token,alice,2,"developers,qa"
+`;
+
+const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+
+function saToken(ns: string, name: string, key = privateKey, exp = '1h'): Promise<string> {
+  return new SignJWT({
+    'kubernetes.io': { namespace: ns, serviceaccount: { name, uid: `uid-${name}` } },
+  })
+    .setProtectedHeader({ alg: 'ES256' })
+    .setSubject(`system:serviceaccount:${ns}:${name}`)
+    .setIssuer('https://kubernetes.default.svc')
+    .setIssuedAt()
+    .setExpirationTime(exp)
+    .sign(key);
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const ADMIN = bearer('admin-token');
+const ALICE = bearer('alice-token');
+
+let s: KubeServer;
+let auditPath: string;
+
+t.before(async () => {
+  let rv = 0;
+  const dir = t.testdir();
+  auditPath = join(dir, 'audit.log');
+  s = await startKube(dir, {
+    authorizationMode: 'RBAC',
+    authentication: {
+      tokens: parseTokenFile(TOKENS, 'tokens.csv'),
+      serviceAccountKeys: [publicKey],
+    },
+    audit: fileAuditSink(auditPath),
+  });
+  // alice may view namespace "team" (a RoleBinding to the bootstrap ClusterRole view).
+  for (const [path, body] of [
+    ['/api/v1/namespaces', { metadata: { name: 'team' } }],
+    [
+      '/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings',
+      {
+        metadata: { name: 'alice-view' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+      },
+    ],
+    [
+      '/apis/rbac.authorization.k8s.io/v1/namespaces/team/roles',
+      {
+        metadata: { name: 'read-one-secret' },
+        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['s1'] }],
+      },
+    ],
+    [
+      '/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings',
+      {
+        metadata: { name: 'robot-secret' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-one-secret' },
+        subjects: [{ kind: 'ServiceAccount', name: 'robot' }],
+      },
+    ],
+    ['/api/v1/namespaces/team/pods', pod('p1')],
+    ['/api/v1/namespaces/default/pods', pod('d1')],
+    ['/api/v1/namespaces/team/secrets', { metadata: { name: 's1' }, data: {} }],
+    ['/api/v1/namespaces/team/secrets', { metadata: { name: 's2' }, data: {} }],
+  ] as const) {
+    const r = await call(s.url, 'POST', path, body, ADMIN);
+    if (r.status !== 201) throw new Error(`setup ${path}: ${r.status} ${r.text}`);
+    rv = Number(r.body.metadata.resourceVersion);
+  }
+  // Decisions read the face's cache: wait until it holds the bindings just written.
+  await s.kube.hub.waitFresh(rv, 5000);
+});
+t.teardown(() => s.close());
+
+t.test('bootstrap policy: default ClusterRoles and system:masters binding exist', async (t) => {
+  const roles = await call(
+    s.url,
+    'GET',
+    '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+    undefined,
+    ADMIN,
+  );
+  t.equal(roles.status, 200);
+  const names = roles.body.items.map((i: { metadata: { name: string } }) => i.metadata.name);
+  for (const n of ['cluster-admin', 'admin', 'edit', 'view']) t.ok(names.includes(n), n);
+  const crb = await call(
+    s.url,
+    'GET',
+    '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/cluster-admin',
+    undefined,
+    ADMIN,
+  );
+  t.same(crb.body.subjects, [
+    { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:masters' },
+  ]);
+  t.same(crb.body.roleRef, {
+    apiGroup: 'rbac.authorization.k8s.io',
+    kind: 'ClusterRole',
+    name: 'cluster-admin',
+  });
+  const disc = await call(s.url, 'GET', '/apis/rbac.authorization.k8s.io/v1', undefined, ADMIN);
+  t.same(disc.body.resources.map((r: { name: string }) => r.name).sort(), [
+    'clusterrolebindings',
+    'clusterroles',
+    'rolebindings',
+    'roles',
+  ]);
+});
+
+t.test('a namespace viewer: what alice may and may not do', async (t) => {
+  const may = [
+    ['GET', '/api/v1/namespaces/team/pods'],
+    ['GET', '/api/v1/namespaces/team/pods/p1'],
+    ['GET', '/api/v1/namespaces/team/pods?watch=1&timeoutSeconds=1'],
+    ['GET', '/apis/apps/v1/namespaces/team/deployments'],
+    ['GET', '/api/v1/namespaces/team'],
+    ['GET', '/api'],
+    ['GET', '/apis/apps/v1'],
+  ];
+  for (const [m, p] of may) {
+    const r = await call(s.url, m as string, p as string, undefined, ALICE);
+    t.equal(r.status, 200, `${m} ${p}`);
+  }
+  const refused: [string, string, unknown, string][] = [
+    [
+      'GET',
+      '/api/v1/namespaces/default/pods',
+      undefined,
+      'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"',
+    ],
+    [
+      'GET',
+      '/api/v1/pods',
+      undefined,
+      'pods is forbidden: User "alice" cannot list resource "pods" in API group "" at the cluster scope',
+    ],
+    [
+      'GET',
+      '/api/v1/pods?watch=true',
+      undefined,
+      'pods is forbidden: User "alice" cannot watch resource "pods" in API group "" at the cluster scope',
+    ],
+    [
+      'POST',
+      '/api/v1/namespaces/team/pods',
+      pod('p2'),
+      'pods is forbidden: User "alice" cannot create resource "pods" in API group "" in the namespace "team"',
+    ],
+    [
+      'DELETE',
+      '/api/v1/namespaces/team/pods/p1',
+      undefined,
+      'pods "p1" is forbidden: User "alice" cannot delete resource "pods" in API group "" in the namespace "team"',
+    ],
+    [
+      'PUT',
+      '/api/v1/namespaces/team/pods/p1/status',
+      {},
+      'pods "p1" is forbidden: User "alice" cannot update resource "pods/status" in API group "" in the namespace "team"',
+    ],
+    [
+      'GET',
+      '/api/v1/namespaces/team/secrets/s1',
+      undefined,
+      'secrets "s1" is forbidden: User "alice" cannot get resource "secrets" in API group "" in the namespace "team"',
+    ],
+    [
+      'GET',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+      undefined,
+      'clusterroles.rbac.authorization.k8s.io is forbidden: User "alice" cannot list resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope',
+    ],
+    [
+      'GET',
+      '/api/v1/nodes/n1',
+      undefined,
+      'nodes "n1" is forbidden: User "alice" cannot get resource "nodes" in API group "" at the cluster scope',
+    ],
+  ];
+  for (const [m, p, body, message] of refused) {
+    const r = await call(s.url, m, p, body, ALICE);
+    t.equal(r.status, 403, `${m} ${p}`);
+    t.match(r.body, { kind: 'Status', reason: 'Forbidden', code: 403, message }, `${m} ${p}`);
+  }
+  const nonResource = await call(s.url, 'GET', '/api', undefined, {});
+  t.equal(nonResource.status, 403);
+  t.equal(nonResource.body.message, 'forbidden: User "system:anonymous" cannot get path "/api"');
+});
+
+t.test('ServiceAccount tokens: verified, named, bound; bad ones are 401', async (t) => {
+  const robot = bearer(await saToken('team', 'robot'));
+  const who = await call(
+    s.url,
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    robot,
+  );
+  t.equal(who.status, 201);
+  t.same(who.body.status.userInfo, {
+    username: 'system:serviceaccount:team:robot',
+    uid: 'uid-robot',
+    groups: ['system:serviceaccounts', 'system:serviceaccounts:team', 'system:authenticated'],
+  });
+  // resourceNames: s1 only, and get only.
+  t.equal(
+    (await call(s.url, 'GET', '/api/v1/namespaces/team/secrets/s1', undefined, robot)).status,
+    200,
+  );
+  t.equal(
+    (await call(s.url, 'GET', '/api/v1/namespaces/team/secrets/s2', undefined, robot)).status,
+    403,
+  );
+  t.equal(
+    (await call(s.url, 'GET', '/api/v1/namespaces/team/secrets', undefined, robot)).status,
+    403,
+  );
+  for (const [why, token] of [
+    ['signed by another key', await saToken('team', 'robot', otherKey)],
+    ['expired', await saToken('team', 'robot', privateKey, '-1m')],
+    ['not a token', 'nope'],
+    ['a JWT shape of garbage', 'a.b.c'],
+  ] as const) {
+    const r = await call(s.url, 'GET', '/api/v1/namespaces/team/pods', undefined, bearer(token));
+    t.equal(r.status, 401, why);
+    t.match(r.body, {
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'Unauthorized',
+      code: 401,
+      message: 'Unauthorized',
+    });
+  }
+});
+
+t.test('SelfSubjectAccessReview answers for the caller', async (t) => {
+  const ask = async (headers: Record<string, string>, resourceAttributes: object) => {
+    const r = await call(
+      s.url,
+      'POST',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes },
+      },
+      headers,
+    );
+    t.equal(r.status, 201);
+    return r.body.status.allowed as boolean;
+  };
+  t.equal(await ask(ALICE, { verb: 'list', resource: 'pods', namespace: 'team' }), true);
+  t.equal(await ask(ALICE, { verb: 'list', resource: 'pods', namespace: 'default' }), false);
+  t.equal(
+    await ask(ALICE, { verb: 'create', resource: 'deployments', group: 'apps', namespace: 'team' }),
+    false,
+  );
+  t.equal(await ask(ADMIN, { verb: 'delete', resource: 'nodes' }), true);
+  const anon = await call(s.url, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+    spec: { resourceAttributes: { verb: 'get', resource: 'pods' } },
+  });
+  t.equal(
+    anon.status,
+    403,
+    'anonymous users may not ask (system:basic-user is for authenticated users)',
+  );
+});
+
+const NON_RESOURCE: [string, string][] = [
+  ['GET', '/api'],
+  ['GET', '/api/v1'],
+  ['GET', '/apis'],
+  ['GET', '/apis/apps'],
+  ['GET', '/apis/apps/v1'],
+  ['GET', '/openapi/v3'],
+  ['GET', '/openapi/v3/api/v1'],
+];
+
+const REVIEWS = ['selfsubjectaccessreviews', 'selfsubjectreviews'];
+
+/** Every resource route of the face in namespace `ns`, with a body where it needs one. */
+function resourceRoutes(ns: string, withReviews: boolean): [string, string, unknown?][] {
+  const routes: [string, string, unknown?][] = [];
+  for (const info of s.kube.registry.all()) {
+    if (!withReviews && REVIEWS.includes(info.resource)) continue;
+    const base = info.group === '' ? `/api/${info.version}` : `/apis/${info.group}/${info.version}`;
+    const coll =
+      info.scope === 'Namespaced'
+        ? `${base}/namespaces/${ns}/${info.resource}`
+        : `${base}/${info.resource}`;
+    const item = `${coll}/x`;
+    routes.push(
+      ['GET', coll],
+      ['GET', `${coll}?watch=1`],
+      ['POST', coll, { metadata: { name: 'x' } }],
+      ['DELETE', coll],
+      ['GET', item],
+      ['PUT', item, { metadata: { name: 'x' } }],
+      ['PATCH', item, {}],
+      ['DELETE', item],
+    );
+    if (info.statusSubresource)
+      routes.push(['GET', `${item}/status`], ['PUT', `${item}/status`, {}]);
+    if (info.scaleSubresource) routes.push(['GET', `${item}/scale`], ['PUT', `${item}/scale`, {}]);
+    if (info.scope === 'Namespaced') routes.push(['GET', `${base}/${info.resource}`]);
+  }
+  return routes;
+}
+
+t.test(
+  'every route: zero successes for anonymous and for alice outside her namespace',
+  async (t) => {
+    const before = await s.raw();
+    let tried = 0;
+    // alice, as every authenticated user, may read discovery and OpenAPI (system:discovery)
+    // and ask the reviews about herself (system:basic-user): those are left out for her.
+    for (const [who, headers, routes] of [
+      ['anonymous', {}, [...NON_RESOURCE, ...resourceRoutes('default', true)]],
+      ['alice outside her namespace', ALICE, resourceRoutes('default', false)],
+    ] as const) {
+      const allowed: string[] = [];
+      // A few at a time: one server, bounded concurrency.
+      for (let i = 0; i < routes.length; i += 8) {
+        await Promise.all(
+          routes.slice(i, i + 8).map(async ([m, p, body]) => {
+            const hdrs: Record<string, string> = { ...headers };
+            if (m === 'PATCH') hdrs['content-type'] = 'application/merge-patch+json';
+            const r = await call(s.url, m, p, body, hdrs);
+            tried++;
+            if (r.status < 400) allowed.push(`${m} ${p} → ${r.status}`);
+            else if (r.status !== 403) allowed.push(`${m} ${p} → ${r.status} (not 403)`);
+          }),
+        );
+      }
+      t.same(allowed, [], `${who}: no request succeeds`);
+    }
+    t.ok(tried > 300, `${tried} requests`);
+    t.same(await s.raw(), before, 'nothing was written');
+    // The one public path, as in Kubernetes (system:public-info-viewer).
+    t.equal((await call(s.url, 'GET', '/version')).status, 200);
+  },
+);
+
+t.test('client-node with a bearer token', async (t) => {
+  const kc = (token: string) => {
+    const k = new KubeConfig();
+    k.loadFromOptions({
+      clusters: [{ name: 'e', server: s.url, skipTLSVerify: true }],
+      users: [{ name: 'u', token }],
+      contexts: [{ name: 'c', cluster: 'e', user: 'u' }],
+      currentContext: 'c',
+    });
+    return k;
+  };
+  const alice = kc('alice-token').makeApiClient(CoreV1Api);
+  const pods = await alice.listNamespacedPod({ namespace: 'team' });
+  t.same(
+    pods.items.map((p) => p.metadata?.name),
+    ['p1'],
+  );
+  const denied = await alice.listNamespacedPod({ namespace: 'default' }).then(
+    () => undefined,
+    (e: { code?: number; body?: string }) => e,
+  );
+  t.equal(denied?.code, 403);
+  t.match(JSON.parse(denied?.body ?? '{}'), { reason: 'Forbidden' });
+  const admin = kc('admin-token').makeApiClient(RbacAuthorizationV1Api);
+  const role = await admin.createNamespacedRole({
+    namespace: 'team',
+    body: {
+      metadata: { name: 'cm-reader' },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
+    },
+  });
+  t.equal(role.metadata?.name, 'cm-reader');
+  const bad = await kc('wrong')
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace: 'team' })
+    .then(
+      () => undefined,
+      (e: { code?: number }) => e,
+    );
+  t.equal(bad?.code, 401);
+});
+
+t.test('audit log: create, patch and delete lines (Metadata level)', async (t) => {
+  const c = await call(
+    s.url,
+    'POST',
+    '/api/v1/namespaces/team/configmaps',
+    { metadata: { name: 'audited' }, data: { a: '1' } },
+    ADMIN,
+  );
+  t.equal(c.status, 201);
+  const p = await call(
+    s.url,
+    'PATCH',
+    '/api/v1/namespaces/team/configmaps/audited',
+    { data: { a: '2' } },
+    { ...ADMIN, 'content-type': 'application/merge-patch+json' },
+  );
+  t.equal(p.status, 200);
+  const d = await call(
+    s.url,
+    'DELETE',
+    '/api/v1/namespaces/team/configmaps/audited',
+    undefined,
+    ALICE,
+  );
+  t.equal(d.status, 403);
+  const d2 = await call(
+    s.url,
+    'DELETE',
+    '/api/v1/namespaces/team/configmaps/audited',
+    undefined,
+    ADMIN,
+  );
+  t.equal(d2.status, 200);
+  const read = () =>
+    readFileSync(auditPath, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.objectRef?.resource === 'configmaps' && e.objectRef?.name === 'audited');
+  let lines = read();
+  for (let i = 0; i < 100 && lines.length < 4; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    lines = read();
+  }
+  t.same(
+    lines.map((e) => [e.verb, e.user.username, e.responseStatus.code]),
+    [
+      ['create', 'admin', 201],
+      ['patch', 'admin', 200],
+      ['delete', 'alice', 403],
+      ['delete', 'admin', 200],
+    ],
+  );
+  for (const e of lines) {
+    t.match(e, {
+      kind: 'Event',
+      apiVersion: 'audit.k8s.io/v1',
+      level: 'Metadata',
+      stage: 'ResponseComplete',
+      objectRef: { resource: 'configmaps', namespace: 'team', name: 'audited', apiVersion: 'v1' },
+      sourceIPs: ['127.0.0.1'],
+    });
+    t.ok(Date.parse(e.requestReceivedTimestamp) <= Date.parse(e.stageTimestamp));
+  }
+  t.same(lines[0].user.groups, ['system:masters', 'system:authenticated']);
+  const reads = readFileSync(auditPath, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l).verb);
+  t.notOk(
+    reads.includes('get') || reads.includes('list') || reads.includes('watch'),
+    'reads are not audited',
+  );
+});
