@@ -26,14 +26,19 @@
  * and the mark lags the durable log by at most that plus one write. `flush()` (a graceful
  * stop) writes at once.
  *
+ * Each write is one positioned write on a descriptor opened once with O_DSYNC (the write
+ * returns once its data is on disk, as a write and an fdatasync would): one trip to the
+ * thread pool per mark instead of four (open, write, fdatasync, close). `close()` closes it.
+ *
  * File format: two 64-byte slots; a write goes to the slot of its sequence number's parity,
  * so a torn write leaves the other, older slot intact. Slot: magic "ETCM", sequence (u32),
  * index, term, hard-state term (u64 each), CRC-32C of the preceding 32 bytes (u32).
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { close as closeFd, constants, open as openFd, write as writeFd } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { promisify } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
 import { EtceteraError } from '../../errors.js';
 
@@ -127,6 +132,8 @@ export class DurableMark {
   /** Ends the spacing wait now (flush). */
   private wake: (() => void) | undefined;
   private hurry = false;
+  /** The mark file, opened for O_DSYNC writes at the first write. */
+  private fd: number | undefined;
 
   private constructor(
     readonly path: string,
@@ -237,16 +244,26 @@ export class DurableMark {
     });
   }
 
-  private async writeSlot(seq: number, v: MarkValue): Promise<void> {
-    const fh = await open(this.path, constants.O_WRONLY);
+  /** Writes what is waiting, then closes the file; a later advance() opens it again. */
+  async close(): Promise<void> {
     try {
-      await fh.write(encodeSlot(seq, v), 0, SLOT, (seq % 2) * SLOT);
-      await fh.datasync();
+      await this.flush();
     } finally {
-      await fh.close();
+      const fd = this.fd;
+      this.fd = undefined;
+      if (fd !== undefined) await closeAsync(fd);
     }
   }
+
+  private async writeSlot(seq: number, v: MarkValue): Promise<void> {
+    this.fd ??= await openAsync(this.path, constants.O_WRONLY | constants.O_DSYNC);
+    await writeAsync(this.fd, encodeSlot(seq, v), 0, SLOT, (seq % 2) * SLOT);
+  }
 }
+
+const openAsync = promisify(openFd);
+const writeAsync = promisify(writeFd);
+const closeAsync = promisify(closeFd);
 
 /** fsync of a directory, so a rename in it is durable. */
 export async function syncDir(dir: string): Promise<void> {

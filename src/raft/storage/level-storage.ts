@@ -230,6 +230,15 @@ export class LevelRaftStorage implements RaftStorage {
     await this.mark?.flush();
   }
 
+  /** flush(), then closes the mark's file. Call once, before closing the db. */
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      await this.mark?.close();
+    }
+  }
+
   // --- staging: update the mirror, return the batch operations ---
 
   private stageAppend(entries: readonly Entry[]): Op[] {

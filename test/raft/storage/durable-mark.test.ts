@@ -65,6 +65,10 @@ t.test('mark writes are spaced; flush writes the waiting value at once', async (
   mark.advance({ index: 6, term: 6, hardTerm: 6 });
   await mark.flush();
   t.equal((await readMark(path))?.index, 6, 'and every flush after it');
+  await mark.close();
+  mark.advance({ index: 7, term: 7, hardTerm: 7 });
+  await mark.close();
+  t.equal((await readMark(path))?.index, 7, 'close writes what waits; a closed mark opens again');
 });
 
 t.test('a storage flush writes the spaced mark', async (t) => {
