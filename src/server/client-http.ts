@@ -297,6 +297,10 @@ function listener(face: ClientFace): Listener {
   else http.on('upgrade', (_req, socket: Duplex) => socket.destroy());
   const sockets = new Set<Socket>();
   const net = createNetServer({ pauseOnConnect: false }, (socket) => {
+    // No Nagle, as etcd's listeners: an answer may leave in several small writes, and Nagle
+    // would hold the later ones until the client acknowledges the first. An HTTP/1 server
+    // sets this only on connections it accepts itself, not on the ones handed to it here.
+    socket.setNoDelay(true);
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     // Until a server owns it, an error (a reset during the sniff) must not go unhandled.
