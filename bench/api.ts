@@ -126,7 +126,7 @@ async function startCluster(impl: Impl, size: number): Promise<Cluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await Promise.all(endpoints.map((e) => waitHealthy(e, 20_000)));
+    await Promise.all(endpoints.map((e) => waitHealthy(e, 90_000)));
   } catch (e) {
     await stop();
     throw e;
