@@ -9,8 +9,11 @@
  * with the same flags as etcd; when `etcd` is on PATH the same load runs against real etcd
  * clusters, and the two are printed side by side with ratios. Every client writes to the
  * first member's endpoint (a follower forwards to the leader in both). Each scenario is
- * bounded in time (--seconds after a 0.5 s warm-up) and in count (--max-ops).
- * Writes a JSON result with metadata to bench/results/.
+ * bounded in time (--seconds after a 0.5 s warm-up) and in count (--max-ops). Server CPU per
+ * put is the CPU time (user + system, from /proc) of all the cluster's member processes over
+ * the measured window, divided by the puts acknowledged in it.
+ * `--cli <path>` runs another build's `cli.js` as etcetera (to compare two builds, each
+ * against etcd in its own run). Writes a JSON result with metadata to bench/results/.
  */
 import { type ChildProcess, execSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as hdr from 'hdr-histogram-js';
 import { Client, type Protocol } from '../src/client/index.js';
+import { processCpuSeconds } from './lib/proc-stats.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,6 +35,7 @@ const { values: args } = parseArgs({
     'max-ops': { type: 'string', default: '200000' },
     'no-etcd': { type: 'boolean', default: false },
     protocol: { type: 'string', default: 'grpc' },
+    cli: { type: 'string' },
   },
 });
 const PROTOCOL: Protocol = (() => {
@@ -58,6 +63,8 @@ interface Row {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  /** Members' CPU (user + system) per acknowledged put, in µs; null without /proc. */
+  cpuUsPerPut: number | null;
 }
 
 async function freePort(): Promise<number> {
@@ -73,6 +80,8 @@ async function freePort(): Promise<number> {
 
 interface Cluster {
   endpoints: string[];
+  /** CPU seconds used so far by all member processes, or null where /proc is missing. */
+  cpuSeconds(): number | null;
   stop(): Promise<void>;
 }
 
@@ -84,7 +93,7 @@ async function startCluster(impl: Impl, size: number): Promise<Cluster> {
     members.push({ name: `m${i}`, client: await freePort(), peer: await freePort() });
   }
   const cluster = members.map((m) => `${m.name}=http://127.0.0.1:${m.peer}`).join(',');
-  const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+  const cli = args.cli ?? fileURLToPath(new URL('../src/cli.js', import.meta.url));
   const children: ChildProcess[] = members.map((m) => {
     const flags = [
       `--name=${m.name}`,
@@ -117,12 +126,21 @@ async function startCluster(impl: Impl, size: number): Promise<Cluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await Promise.all(endpoints.map((e) => waitHealthy(e, 20_000)));
+    await Promise.all(endpoints.map((e) => waitHealthy(e, 90_000)));
   } catch (e) {
     await stop();
     throw e;
   }
-  return { endpoints, stop };
+  const cpuSeconds = () => {
+    let sum = 0;
+    for (const c of children) {
+      const s = c.pid === undefined ? null : processCpuSeconds(c.pid);
+      if (s === null) return null;
+      sum += s;
+    }
+    return sum;
+  };
+  return { endpoints, stop, cpuSeconds };
 }
 
 async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
@@ -137,7 +155,11 @@ async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
 }
 
 /** `clients` loops, each putting its own keys one request at a time, for the time bound. */
-async function load(endpoint: string, clients: number): Promise<Omit<Row, 'impl' | 'members'>> {
+async function load(
+  endpoint: string,
+  clients: number,
+  cpuSeconds: () => number | null,
+): Promise<Omit<Row, 'impl' | 'members'>> {
   const client = new Client({
     endpoints: [endpoint],
     maxSockets: clients,
@@ -154,6 +176,7 @@ async function load(endpoint: string, clients: number): Promise<Omit<Row, 'impl'
   let measuring = false;
   const started = performance.now();
   let measuredFrom = started;
+  let cpuFrom: number | null = null;
   const end = started + WARMUP_MS + SECONDS * 1000;
   const loop = async (c: number) => {
     for (let i = 0; performance.now() < end && ops < MAX_OPS; i++) {
@@ -168,6 +191,7 @@ async function load(endpoint: string, clients: number): Promise<Omit<Row, 'impl'
       if (!measuring && now - started >= WARMUP_MS) {
         measuring = true;
         measuredFrom = now;
+        cpuFrom = cpuSeconds();
       }
       if (measuring) {
         ops++;
@@ -177,6 +201,7 @@ async function load(endpoint: string, clients: number): Promise<Omit<Row, 'impl'
   };
   await Promise.all(Array.from({ length: clients }, (_, c) => loop(c)));
   const seconds = (performance.now() - measuredFrom) / 1000;
+  const cpuTo = cpuSeconds();
   client.close();
   const row = {
     clients,
@@ -186,6 +211,8 @@ async function load(endpoint: string, clients: number): Promise<Omit<Row, 'impl'
     p50Ms: histogram.getValueAtPercentile(50) / 1000,
     p99Ms: histogram.getValueAtPercentile(99) / 1000,
     errors,
+    cpuUsPerPut:
+      cpuFrom === null || cpuTo === null || ops === 0 ? null : ((cpuTo - cpuFrom) * 1e6) / ops,
   };
   histogram.destroy();
   return row;
@@ -206,10 +233,10 @@ async function main(): Promise<void> {
       const cluster = await startCluster(impl, members);
       try {
         for (const clients of CLIENTS) {
-          const r = await load(cluster.endpoints[0] as string, clients);
+          const r = await load(cluster.endpoints[0] as string, clients, cluster.cpuSeconds);
           rows.push({ impl, members, ...r });
           process.stderr.write(
-            `${impl} ${members}m ${clients}c: ${r.putsPerSecond.toFixed(0)} puts/s p50 ${r.p50Ms.toFixed(2)} ms p99 ${r.p99Ms.toFixed(2)} ms\n`,
+            `${impl} ${members}m ${clients}c: ${r.putsPerSecond.toFixed(0)} puts/s p50 ${r.p50Ms.toFixed(2)} ms p99 ${r.p99Ms.toFixed(2)} ms cpu ${r.cpuUsPerPut?.toFixed(0) ?? '-'} µs/put\n`,
           );
         }
       } finally {
@@ -247,7 +274,7 @@ function report(rows: Row[], etcdMissingReason: string | undefined): void {
     `etcd ${PROTOCOL === 'grpc' ? 'gRPC' : 'JSON'} API put benchmark (${VALUE.length}-byte values, ${SECONDS} s per scenario), node ${process.version}, ${meta.cpus} cpus (load ${meta.loadAverage?.toFixed(1)}), commit ${commit}`,
     `etcd: ${meta.etcd}`,
     '',
-    'members clients | etcetera puts/s  p50 ms  p99 ms | etcd puts/s  p50 ms  p99 ms | puts/s ratio  p99 ratio',
+    'members clients | etcetera puts/s  p50 ms  p99 ms  cpu µs/put | etcd puts/s  p50 ms  p99 ms  cpu µs/put | puts/s ratio  p99 ratio  cpu ratio',
   ];
   const f = (n: number | undefined, d = 0) => (n === undefined ? '-' : n.toFixed(d));
   for (const m of MEMBERS) {
@@ -256,8 +283,10 @@ function report(rows: Row[], etcdMissingReason: string | undefined): void {
       const e = find('etcd', m, c);
       const ratio = a && e ? (a.putsPerSecond / e.putsPerSecond).toFixed(2) : '-';
       const p99 = a && e ? (a.p99Ms / e.p99Ms).toFixed(2) : '-';
+      const cpu =
+        a?.cpuUsPerPut && e?.cpuUsPerPut ? (a.cpuUsPerPut / e.cpuUsPerPut).toFixed(2) : '-';
       lines.push(
-        `${String(m).padStart(7)} ${String(c).padStart(7)} | ${f(a?.putsPerSecond).padStart(15)} ${f(a?.p50Ms, 2).padStart(7)} ${f(a?.p99Ms, 2).padStart(7)} | ${f(e?.putsPerSecond).padStart(11)} ${f(e?.p50Ms, 2).padStart(7)} ${f(e?.p99Ms, 2).padStart(7)} | ${ratio.padStart(12)} ${p99.padStart(10)}`,
+        `${String(m).padStart(7)} ${String(c).padStart(7)} | ${f(a?.putsPerSecond).padStart(15)} ${f(a?.p50Ms, 2).padStart(7)} ${f(a?.p99Ms, 2).padStart(7)} ${f(a?.cpuUsPerPut ?? undefined).padStart(11)} | ${f(e?.putsPerSecond).padStart(11)} ${f(e?.p50Ms, 2).padStart(7)} ${f(e?.p99Ms, 2).padStart(7)} ${f(e?.cpuUsPerPut ?? undefined).padStart(11)} | ${ratio.padStart(12)} ${p99.padStart(10)} ${cpu.padStart(10)}`,
       );
     }
   }

@@ -16,6 +16,9 @@
  * src/raft/storage/durable-mark.ts): `async` as a member does (written after the data,
  * coalesced, never awaited by a Ready), `sync` waits for an fsynced mark write after every
  * synced Ready (what acknowledging only after both would cost), `none` keeps no mark.
+ * `--mark-spacing <ms>` sets the least time between two async mark writes (the member's
+ * default, MARK_SPACING_MS, unless given; 0 writes after every synced Ready as soon as the
+ * previous mark write is done).
  */
 import { execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +30,7 @@ import { Level } from 'level';
 import { RaftDriver } from '../src/raft/driver/driver.js';
 import { RaftTransport } from '../src/raft/driver/transport.js';
 import type { AppliedEntry, DriverTransport } from '../src/raft/driver/types.js';
-import { DurableMark } from '../src/raft/storage/durable-mark.js';
+import { DurableMark, MARK_SPACING_MS } from '../src/raft/storage/durable-mark.js';
 import { LevelRaftStorage } from '../src/raft/storage/level-storage.js';
 import { type ConfState, type Message, NodeId } from '../src/raft/types.js';
 
@@ -42,6 +45,7 @@ const { values: args } = parseArgs({
     /** LevelDB memtable size in MiB (0 = LevelDB's default, 4 MiB). */
     'write-buffer-mb': { type: 'string', default: '0' },
     mark: { type: 'string', default: 'async' },
+    'mark-spacing': { type: 'string', default: String(MARK_SPACING_MS) },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -51,6 +55,7 @@ const PAYLOAD = Buffer.alloc(Number(args.size), 'x');
 const SNAPSHOT_ENTRIES = Number(args['snapshot-entries']);
 const WRITE_BUFFER_MB = Number(args['write-buffer-mb']);
 const MARK = args.mark;
+const MARK_SPACING = Number(args['mark-spacing']);
 if (MARK !== 'async' && MARK !== 'sync' && MARK !== 'none') {
   throw new Error(`--mark must be async, sync or none (got ${MARK})`);
 }
@@ -100,7 +105,10 @@ function newHist() {
 async function openStorage(dir: string, conf: ConfState) {
   const db = new Level(dir, WRITE_BUFFER_MB > 0 ? { writeBufferSize: WRITE_BUFFER_MB << 20 } : {});
   await db.open();
-  const mark = MARK === 'none' ? undefined : await DurableMark.create(`${dir}.mark`);
+  const mark =
+    MARK === 'none'
+      ? undefined
+      : await DurableMark.create(`${dir}.mark`, { spacingMs: MARK_SPACING });
   const storage = await LevelRaftStorage.open(db, { bootstrap: conf, mark });
   const persist = storage.persist.bind(storage);
   storage.persist = async (rd) => {
@@ -281,6 +289,7 @@ async function main(): Promise<void> {
       snapshotEntries: SNAPSHOT_ENTRIES,
       writeBufferMb: WRITE_BUFFER_MB,
       mark: MARK,
+      markSpacingMs: MARK_SPACING,
     },
     loadavg: loadavg(),
   };

@@ -365,6 +365,10 @@ function listener(face: ClientFace, limits: ClientLimits, count: ConnectionCount
       return;
     }
     count.open++;
+    // No Nagle, as etcd's listeners: an answer may leave in several small writes, and Nagle
+    // would hold the later ones until the client acknowledges the first. An HTTP/1 server
+    // sets this only on connections it accepts itself, not on the ones handed to it here.
+    socket.setNoDelay(true);
     sockets.add(socket);
     socket.once('close', () => {
       count.open--;

@@ -543,7 +543,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     await this.w.transport.close();
     await Promise.all(this.w.peerServers.map(closeServer));
     await this.store.close();
-    await this.storage.flush().catch(() => undefined);
+    await this.storage.close().catch(() => undefined);
     await this.db.close();
     this.logger.info('stopped');
   }

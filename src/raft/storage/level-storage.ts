@@ -219,12 +219,24 @@ export class LevelRaftStorage implements RaftStorage {
 
   /**
    * Writes a deferred commit-only hard state (rule 2), then resolves when every write
-   * queued so far is on disk (or rejects if one failed). Call before closing the db.
+   * queued so far is on disk and the mark is written (or rejects if one failed). Call
+   * before closing the db.
    */
-  flush(): Promise<void> {
+  async flush(): Promise<void> {
     const hs = this.deferredHard;
-    if (hs === undefined || this.failure !== undefined) return this.tail;
-    return this.write([this.stageHardState(hs)], false);
+    if (hs === undefined || this.failure !== undefined) await this.tail;
+    else await this.write([this.stageHardState(hs)], false);
+    // The mark spaces its writes; one still waiting goes now.
+    await this.mark?.flush();
+  }
+
+  /** flush(), then closes the mark's file. Call once, before closing the db. */
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      await this.mark?.close();
+    }
   }
 
   // --- staging: update the mirror, return the batch operations ---

@@ -45,6 +45,56 @@ t.test('the mark file: newest valid slot wins, a torn write falls back', async (
   await t.rejects(readMark(path), { code: 'ERR_DATA_CORRUPT' }, 'no valid slot: refused');
 });
 
+t.test('mark writes are spaced; flush writes the waiting value at once', async (t) => {
+  const path = join(t.testdir(), 'raft-mark');
+  // A spacing far beyond the test's run: only flush() can write the second value.
+  const mark = await DurableMark.create(path, { spacingMs: 600_000 });
+  mark.advance({ index: 1, term: 1, hardTerm: 1 });
+  // The first write after a quiet spell goes at once.
+  for (let i = 0; i < 1000 && (await readMark(path))?.index !== 1; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  t.equal((await readMark(path))?.index, 1, 'the first value is written at once');
+  for (let i = 2; i <= 5; i++) mark.advance({ index: i, term: i, hardTerm: i });
+  // Time enough for several unspaced writes (open, write, fdatasync, close).
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal((await readMark(path))?.index, 1, 'the next write waits out the spacing');
+  t.same(mark.value, { index: 5, term: 5, hardTerm: 5 }, 'the newest value is kept');
+  await mark.flush();
+  t.same(await readMark(path), { index: 5, term: 5, hardTerm: 5 }, 'flush writes it now');
+  mark.advance({ index: 6, term: 6, hardTerm: 6 });
+  await mark.flush();
+  t.equal((await readMark(path))?.index, 6, 'and every flush after it');
+  await mark.close();
+  mark.advance({ index: 7, term: 7, hardTerm: 7 });
+  await mark.close();
+  t.equal((await readMark(path))?.index, 7, 'close writes what waits; a closed mark opens again');
+});
+
+t.test('a storage flush writes the spaced mark', async (t) => {
+  const root = t.testdir();
+  const markPath = join(root, 'raft-mark');
+  const mark = await DurableMark.create(markPath, { spacingMs: 600_000 });
+  const db = new Level(join(root, 'db'));
+  await db.open();
+  t.teardown(() => db.close());
+  const storage = await LevelRaftStorage.open(db, { bootstrap: CONF, mark });
+  const hs = { term: Term(1), vote: NodeId(1), commit: LogIndex(0) };
+  await storage.persist({ hardState: hs, entries: [ent(1, 1)], mustSync: true });
+  await storage.persist({
+    hardState: { ...hs, commit: LogIndex(1) },
+    entries: [ent(2, 1)],
+    mustSync: true,
+  });
+  await storage.persist({
+    hardState: { ...hs, commit: LogIndex(2) },
+    entries: [ent(3, 1)],
+    mustSync: true,
+  });
+  await storage.flush();
+  t.equal((await readMark(markPath))?.index, 2, 'the mark covers every committed durable entry');
+});
+
 type Op =
   | { kind: 'append'; back: number; count: number; newTerm: boolean }
   | { kind: 'commit'; by: number }
