@@ -100,6 +100,7 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
   const cacher = member.watchCache ?? (ownCacher = new Cacher(member.watchSource));
   const format = new EtcdProtobufFormat({
     fragmentMaxBytes: maxReceive,
+    onEncode: (part) => cacher.metrics.encodedParts.inc({ format: 'etcd-protobuf', part }),
     header: () => {
       const h = member.header();
       return { clusterId: h.clusterId, memberId: h.memberId, raftTerm: String(h.raftTerm) };
