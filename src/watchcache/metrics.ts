@@ -16,6 +16,11 @@ export interface WatchMetrics {
   readonly slowCancelled: Counter;
   /** Seconds from a batch entering the cache to its fan-out being queued for every watcher. */
   readonly dispatchLatency: Histogram;
+  /**
+   * Parts a wire format encoded for this cache's entries (labels `format`, `part`: event,
+   * head, tail): each once per entry however many watchers share it.
+   */
+  readonly encodedParts: Counter<'format' | 'part'>;
 }
 
 export function createMetrics(registry: Registry | undefined, prefix: string): WatchMetrics {
@@ -41,6 +46,12 @@ export function createMetrics(registry: Registry | undefined, prefix: string): W
       name: `${prefix}dispatch_latency_seconds`,
       help: 'Time from a batch entering the cache to its fan-out being queued',
       buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    }),
+    encodedParts: new Counter({
+      name: `${prefix}encoded_parts_total`,
+      help: 'Parts of watch responses encoded, by wire format and part',
+      labelNames: ['format', 'part'],
       registers,
     }),
   };

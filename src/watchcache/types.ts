@@ -129,6 +129,19 @@ export interface FrameEncoder<F> {
   canceledFrame(cancellation: Cancellation, watcher: WatcherInfo, currentRevision: Revision): F;
   /** Bytes the frame occupies while queued (counted against the watcher's bound). */
   frameBytes(frame: F): number;
+  /**
+   * Optional: how the format joins the frames of consecutive revisions one watcher has not
+   * received yet into one response (etcd sends a lagging watcher many revisions at once).
+   * The watcher offers it whole revisions only (never a fragment), in order, as many as fit
+   * in `maxBytes` of their {@link frameBytes} (a revision bigger than that goes alone).
+   */
+  readonly merge?: FrameMerge<F>;
+}
+
+export interface FrameMerge<F> {
+  readonly maxBytes: number;
+  /** One frame carrying every event of `frames` (two or more), in their order. */
+  frames(frames: readonly F[]): F;
 }
 
 /**

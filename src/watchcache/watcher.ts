@@ -43,6 +43,8 @@ interface Queued<F> {
   /** The batch revision for event frames, 0 for others. */
   readonly revision: number;
   readonly events: number;
+  /** Every event of its revision for this watcher (not a fragment): it may be merged. */
+  readonly whole: boolean;
 }
 
 export interface WatcherSpec<F> {
@@ -236,6 +238,7 @@ export class Watcher<F> implements Indexed, FieldIndexed, WatcherInfo {
         bytes: this.encoder.frameBytes(frame),
         revision,
         events: i === frames.length - 1 ? count : 0,
+        whole: frames.length === 1,
       });
     }
     this.sentSinceTick = true;
@@ -244,7 +247,13 @@ export class Watcher<F> implements Indexed, FieldIndexed, WatcherInfo {
 
   /** Queues a frame that carries no events (progress, cancel). */
   enqueueControl(frame: F): void {
-    this.push({ frame, bytes: this.encoder.frameBytes(frame), revision: 0, events: 0 });
+    this.push({
+      frame,
+      bytes: this.encoder.frameBytes(frame),
+      revision: 0,
+      events: 0,
+      whole: false,
+    });
     this.onReadable?.();
   }
 
@@ -275,19 +284,38 @@ export class Watcher<F> implements Indexed, FieldIndexed, WatcherInfo {
   /**
    * Takes frames in order, at least one if any are queued, stopping once `maxBytes` is reached.
    * The frames are appended to `into` when given (a connection collects many watchers' frames).
+   * When the encoder merges (`merge`), consecutive whole revisions taken together leave as one
+   * frame of at most `merge.maxBytes`; `bytes` counts them as they were queued.
    */
   take(maxBytes: number, into: F[] = []): Taken<F> {
     const out: Taken<F> = { frames: into, bytes: 0, events: 0 };
+    const merge = this.encoder.merge;
+    let run: F[] = [];
+    let runBytes = 0;
+    const endRun = () => {
+      if (run.length === 0) return;
+      out.frames.push(run.length === 1 ? run[0]! : merge!.frames(run));
+      run = [];
+      runBytes = 0;
+    };
     let taken = 0;
     while (this.head < this.queue.length && (taken === 0 || out.bytes < maxBytes)) {
       const q = this.queue[this.head]!;
       this.queue[this.head] = undefined as unknown as Queued<F>;
       this.head++;
-      out.frames.push(q.frame);
+      if (merge !== undefined && q.whole) {
+        if (runBytes + q.bytes > merge.maxBytes) endRun();
+        run.push(q.frame);
+        runBytes += q.bytes;
+      } else {
+        endRun();
+        out.frames.push(q.frame);
+      }
       taken++;
       out.bytes += q.bytes;
       out.events += q.events;
     }
+    endRun();
     if (this.head === this.queue.length) {
       this.queue = [];
       this.head = 0;

@@ -5,8 +5,10 @@
  *
  * Every method of rpc.proto is registered from the method table of src/wire/proto, with
  * identity (de)serializers: each handler decodes its request itself (codec.ts), so a message
- * that does not decode gets grpc-go's "error unmarshalling request" status, and the Watch
- * stream can send pre-encoded, spliced frames. Errors map to statuses in one place
+ * that does not decode gets grpc-go's "error unmarshalling request" status. The Watch method
+ * alone is served on its HTTP/2 stream directly (watch.ts, raw-call.ts): its streams are
+ * taken from the HTTP/2 server before grpc-js sees them, so that each flush of pre-encoded,
+ * spliced responses is one stream write. Errors map to statuses in one place
  * (status.ts). Limits: a request message over --max-request-bytes plus etcd's 512 KiB gRPC
  * allowance is refused with RESOURCE_EXHAUSTED; a connection may open at most
  * --max-concurrent-streams streams at once (HTTP/2's SETTINGS; more are refused with
@@ -16,7 +18,12 @@
  * --grpc-keepalive-timeout (grpc-js's keepalive); a peer that sends frames that are not
  * HTTP/2 gets a GOAWAY and its session ends, nothing else.
  */
-import type { Http2Server, ServerHttp2Session } from 'node:http2';
+import type {
+  Http2Server,
+  IncomingHttpHeaders,
+  ServerHttp2Session,
+  ServerHttp2Stream,
+} from 'node:http2';
 import type { Duplex } from 'node:stream';
 import grpc from '@grpc/grpc-js';
 import type { Logger } from '../../server/logger.js';
@@ -33,7 +40,7 @@ import { leaseService } from './lease.js';
 import { maintenanceService } from './maintenance.js';
 import { grpcStatusOf } from './status.js';
 import type { GrpcContext, MethodImpl, ServiceImpl } from './types.js';
-import { watchMethod } from './watch.js';
+import { serveWatch, WATCH_PATH, type WatchServiceOptions } from './watch.js';
 
 /** etcd's allowance for gRPC framing and headers on top of --max-request-bytes. */
 export const GRPC_OVERHEAD_BYTES = 512 * 1024;
@@ -95,6 +102,7 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
   const cacher = member.watchCache ?? (ownCacher = new Cacher(member.watchSource));
   const format = new EtcdProtobufFormat({
     fragmentMaxBytes: maxReceive,
+    onEncode: (part) => cacher.metrics.encodedParts.inc({ format: 'etcd-protobuf', part }),
     header: () => {
       const h = member.header();
       return { clusterId: h.clusterId, memberId: h.memberId, raftTerm: String(h.raftTerm) };
@@ -107,14 +115,6 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
   };
   const services: Record<string, ServiceImpl> = {
     KV: kvService,
-    Watch: {
-      Watch: watchMethod({
-        cacher,
-        format,
-        highWaterBytes: options.watchHighWaterBytes,
-        maxWatches: options.maxWatchesPerStream,
-      }),
-    },
     Lease: leaseService,
     Cluster: clusterService,
     Maintenance: maintenanceService,
@@ -148,7 +148,18 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
     entry.impl[m.name] = bind(impl, m.requestType, m.responseType, ctx);
   }
   for (const { def, impl } of byService.values()) server.addService(def, impl);
-  const injector = createInjector(server);
+  const watch: WatchServiceOptions = {
+    cacher,
+    format,
+    maxReceiveBytes: maxReceive,
+    highWaterBytes: options.watchHighWaterBytes,
+    maxWatches: options.maxWatchesPerStream,
+  };
+  const injector = createInjector(server, (stream, headers) => {
+    if (headers[':path'] !== WATCH_PATH || !isGrpc(headers)) return false;
+    serveWatch(watch, stream, headers);
+    return true;
+  });
   injector.http2.on('session', (session: ServerHttp2Session) =>
     enforcePingPolicy(session, {
       minTimeMs: keepalive.minTimeMs,
@@ -166,12 +177,22 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
   };
 }
 
+const isGrpc = (headers: IncomingHttpHeaders): boolean =>
+  headers['content-type']?.startsWith('application/grpc') === true;
+
+/** Serves a stream itself and returns true, or returns false to leave it to grpc-js. */
+type StreamTap = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean;
+
 /**
  * grpc-js's connection injector, and the node:http2 server behind it (grpc-js keeps it in a
- * private map; its sessions are needed for the ping policy). Throws if grpc-js changed so
- * that it cannot be found, rather than serving without the policy.
+ * private map; its sessions are needed for the ping policy). grpc-js's 'stream' listener is
+ * wrapped so that `tap` sees each new stream first. Throws if grpc-js changed so that the
+ * server or its listener cannot be found, rather than serving without them.
  */
-function createInjector(server: grpc.Server): {
+function createInjector(
+  server: grpc.Server,
+  tap: StreamTap,
+): {
   injectConnection(socket: Duplex): void;
   destroy(): void;
   http2: Http2Server;
@@ -182,6 +203,13 @@ function createInjector(server: grpc.Server): {
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const http2 = [...servers.keys()].find((s) => !before.has(s));
   if (http2 === undefined) throw new Error('grpc-js created no http2 server for the injector');
+  const grpcListeners = http2.listeners('stream') as ((...args: unknown[]) => void)[];
+  if (grpcListeners.length === 0) throw new Error('grpc-js listens to no http2 streams');
+  http2.removeAllListeners('stream');
+  http2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest) => {
+    if (tap(stream, headers)) return;
+    for (const l of grpcListeners) l(stream, headers, ...rest);
+  });
   return {
     injectConnection: (s) => injector.injectConnection(s),
     destroy: () => injector.destroy(),

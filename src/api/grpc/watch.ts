@@ -4,12 +4,20 @@
  * slow-watcher policy), with the protobuf format: one EtcdProtobufFormat per face, so a batch
  * is encoded once per selection for every gRPC stream and only watch_id is spliced per watch.
  *
+ * The call is served on its node:http2 stream directly (raw-call.ts), not through grpc-js:
+ * each flush of the session's connection leaves in one stream write, every response with its
+ * own gRPC prefix. Backpressure is the stream's: while more than the high-water mark is
+ * unsent (the client's HTTP/2 window is shut), the connection stops taking frames and the
+ * watch cache's per-watcher bounds and slow-watcher policy apply.
+ *
  * Create and cancel requests are decoded by the JSON face's decoders (etcd/decode.ts, with
  * `from: 'protobuf'`), so both faces check them alike. A request that does not decode, or a
- * create with a negative start revision, ends the stream with the error's status; a WatchRequest with none of its three requests is ignored, as etcd
- * ignores it.
+ * create with a negative start revision, ends the stream with the error's status; a
+ * WatchRequest with none of its three requests is ignored, as etcd ignores it. A client that
+ * half-closes the stream gets status OK after what was already written.
  */
-import type grpc from '@grpc/grpc-js';
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { GrpcCode } from '../../errors.js';
 import type { Cacher } from '../../watchcache/cacher.js';
 import type { EtcdFrame } from '../../watchcache/encoders/etcd-json.js';
 import type { EtcdProtobufFormat } from '../../watchcache/encoders/etcd-protobuf.js';
@@ -18,90 +26,59 @@ import type { FrameSink } from '../../watchcache/types.js';
 import { etcdProto } from '../../wire/proto/index.js';
 import { decodeWatchCancel, decodeWatchCreate } from '../etcd/decode.js';
 import { decodeRequest, type Msg } from './codec.js';
+import { RawGrpcCall } from './raw-call.js';
 import { grpcStatusOf } from './status.js';
-import type { MethodImpl } from './types.js';
+
+export const WATCH_PATH = '/etcdserverpb.Watch/Watch';
 
 export interface WatchServiceOptions {
   cacher: Cacher;
   format: EtcdProtobufFormat;
+  /** Largest WatchRequest taken (--max-request-bytes plus gRPC's allowance). */
+  maxReceiveBytes: number;
   /** A stream stops taking frames while this much is unsent. Default: the session's. */
   highWaterBytes?: number;
   /** Watches one stream may hold; one more create is refused in-stream. Default the session's. */
   maxWatches?: number;
 }
 
-export function watchMethod(o: WatchServiceOptions): MethodImpl {
+/** Serves one Watch call on its HTTP/2 stream. */
+export function serveWatch(
+  o: WatchServiceOptions,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+): void {
   const requestType = etcdProto().type('etcdserverpb.WatchRequest');
-  return {
-    kind: 'bidi',
-    handle(call) {
-      const session = new EtcdWatchSession(o.cacher, o.format, grpcSink(call), {
-        highWaterBytes: o.highWaterBytes,
-        maxWatches: o.maxWatches,
-      });
-      let ended = false;
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        session.close();
-      };
-      call.on('data', (bytes: Buffer) => {
-        if (ended) return;
-        try {
-          const r = decodeRequest(requestType, bytes);
-          const create = r.create_request as Msg | undefined;
-          const cancel = r.cancel_request as Msg | undefined;
-          if (create !== undefined)
-            session.create(decodeWatchCreate(create, 'create_request', 'protobuf'));
-          else if (cancel !== undefined)
-            session.cancel(decodeWatchCancel(cancel, 'cancel_request', 'protobuf'));
-          else if (r.progress_request !== undefined) session.progress();
-        } catch (e) {
-          end();
-          const s = grpcStatusOf(e);
-          call.emit('error', { code: s.code, details: s.details });
-        }
-      });
-      call.on('end', () => {
-        end();
-        call.end();
-      });
-      call.on('cancelled', end);
-      call.on('error', end);
-      call.on('close', end);
-    },
-  };
-}
-
-/**
- * Frames to the gRPC call, one message each. Bytes count as buffered from the write until
- * grpc-js has handed them to the HTTP/2 stream.
- */
-function grpcSink(call: grpc.ServerDuplexStream<Buffer, Buffer>): FrameSink<EtcdFrame> {
-  let pending = 0;
-  let waiters: (() => void)[] = [];
-  const drained = () => {
-    if (pending > 0 || waiters.length === 0) return;
-    const ws = waiters;
-    waiters = [];
-    for (const w of ws) w();
-  };
-  return {
-    write(frames) {
-      if (call.writableEnded || call.destroyed || call.cancelled) return;
-      for (const f of frames) {
-        const bytes = f.chunks.length === 1 ? f.chunks[0]! : Buffer.concat(f.chunks as Buffer[]);
-        pending += bytes.length;
-        call.write(bytes, () => {
-          pending -= bytes.length;
-          drained();
-        });
+  const call = new RawGrpcCall(stream, headers, { maxReceiveBytes: o.maxReceiveBytes });
+  const session = new EtcdWatchSession(o.cacher, o.format, rawSink(call), {
+    highWaterBytes: o.highWaterBytes,
+    maxWatches: o.maxWatches,
+  });
+  call.start({
+    message(bytes) {
+      try {
+        const r = decodeRequest(requestType, bytes);
+        const create = r.create_request as Msg | undefined;
+        const cancel = r.cancel_request as Msg | undefined;
+        if (create !== undefined)
+          session.create(decodeWatchCreate(create, 'create_request', 'protobuf'));
+        else if (cancel !== undefined)
+          session.cancel(decodeWatchCancel(cancel, 'cancel_request', 'protobuf'));
+        else if (r.progress_request !== undefined) session.progress();
+      } catch (e) {
+        call.finish(grpcStatusOf(e));
       }
     },
-    bufferedBytes: () => pending,
-    onceDrain: (listener) => {
-      waiters.push(listener);
-      drained();
-    },
+    end: () => call.finish({ code: GrpcCode.OK, details: '' }),
+    close: () => session.close(),
+  });
+}
+
+/** The session's frames to the call: everything of one flush in one stream write. */
+function rawSink(call: RawGrpcCall): FrameSink<EtcdFrame> {
+  return {
+    write: (frames) => call.writeMessages(frames),
+    bufferedBytes: () => call.bufferedBytes(),
+    onceDrain: (listener) => call.onceDrain(listener),
   };
 }

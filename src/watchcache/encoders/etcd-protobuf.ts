@@ -8,13 +8,25 @@
  * (fragment 7, then one events field 11 per event), encoded once per selection (prevKv ×
  * filters × fragment) and shared by every watcher with that selection. Each event is encoded
  * once per entry and variant. The gRPC layer adds its 5-byte message prefix around a frame.
+ *
+ * Revisions a watcher has not received yet are merged into one response when they leave
+ * together (`merge`): the header of the last of them, the watch_id, then each revision's
+ * events tail in order. As etcd does for a lagging watcher, but never past `mergeMaxBytes` and
+ * never splitting a revision (a fragmenting watcher's split revisions are not merged).
  */
 
 import protobuf from 'protobufjs';
 import type { Event, KeyValue, Revision } from '../../store/types.js';
 import { etcdProto } from '../../wire/proto/index.js';
-import type { Cancellation, EventView, FrameEncoder, WatcherInfo, WindowEntry } from '../types.js';
-import type { EtcdFrame, EtcdHeaderFields } from './etcd-json.js';
+import type {
+  Cancellation,
+  EventView,
+  FrameEncoder,
+  FrameMerge,
+  WatcherInfo,
+  WindowEntry,
+} from '../types.js';
+import type { EncodedPart, EtcdFrame, EtcdHeaderFields } from './etcd-json.js';
 import { perSelection } from './selection-cache.js';
 
 export interface EtcdProtobufOptions {
@@ -22,10 +34,14 @@ export interface EtcdProtobufOptions {
   header?: () => EtcdHeaderFields;
   /** A fragmenting watcher's responses stay under this size when they can. Default 2 MiB. */
   fragmentMaxBytes?: number;
+  /** Merged responses stay at or under this size. Default: `fragmentMaxBytes`. */
+  mergeMaxBytes?: number;
+  /**
+   * Called each time a part is encoded (an event, a batch's header, a selection's events
+   * tail), so an observer can count the work. Default: none.
+   */
+  onEncode?: (part: EncodedPart) => void;
 }
-
-/** Counts of encoding work, so tests can show each event is encoded once. */
-export const etcdProtobufStats = { events: 0, heads: 0, tails: 0 };
 
 // Field tags of etcdserverpb.WatchResponse: (number << 3) | wire type.
 const T_HEADER = (1 << 3) | 2;
@@ -44,6 +60,8 @@ export class EtcdProtobufFormat implements FrameEncoder<EtcdFrame> {
   readonly name: string;
   private readonly header: () => EtcdHeaderFields;
   private readonly fragmentMaxBytes: number;
+  private readonly onEncode: ((part: EncodedPart) => void) | undefined;
+  readonly merge: FrameMerge<EtcdFrame>;
   private readonly idChunks = new Map<number, Buffer>();
   private readonly headKey: string;
   private readonly tailKeys: readonly string[];
@@ -56,6 +74,8 @@ export class EtcdProtobufFormat implements FrameEncoder<EtcdFrame> {
     this.tailKeys = ['n', 'nf', 'p', 'pf'].map((v) => `${this.name}:t${v}`);
     this.header = options.header ?? (() => ({ clusterId: '0', memberId: '0', raftTerm: '0' }));
     this.fragmentMaxBytes = options.fragmentMaxBytes ?? 2 * 1024 * 1024;
+    this.onEncode = options.onEncode;
+    this.merge = { maxBytes: options.mergeMaxBytes ?? this.fragmentMaxBytes, frames: mergeFrames };
   }
 
   eventFrames(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly EtcdFrame[] {
@@ -131,7 +151,7 @@ export class EtcdProtobufFormat implements FrameEncoder<EtcdFrame> {
   private headFor(entry: WindowEntry): Buffer {
     let head = entry.encodings.get(this.headKey) as Buffer | undefined;
     if (head === undefined) {
-      etcdProtobufStats.heads++;
+      this.onEncode?.('head');
       const wr = protobuf.Writer.create();
       wr.uint32(T_HEADER).bytes(this.headerBytes(entry.batch.revision));
       head = Buffer.from(wr.finish());
@@ -154,7 +174,7 @@ export class EtcdProtobufFormat implements FrameEncoder<EtcdFrame> {
   private tailsFor(entry: WindowEntry, view: EventView, w: WatcherInfo): readonly Buffer[] {
     const variantKey = this.tailKeys[(w.prevKv ? 2 : 0) + (w.fragment ? 1 : 0)]!;
     return perSelection(entry, variantKey, view, () => {
-      etcdProtobufStats.tails++;
+      this.onEncode?.('tail');
       const all = entry.batch.events;
       const indices = view.indices ?? all.map((_, i) => i);
       const events = indices.map((i) => this.eventField(entry, i, all[i]!, w.prevKv));
@@ -167,7 +187,7 @@ export class EtcdProtobufFormat implements FrameEncoder<EtcdFrame> {
     const key = `${this.name}:e${prevKv ? 'p' : 'n'}${i}`;
     let b = entry.encodings.get(key) as Buffer | undefined;
     if (b === undefined) {
-      etcdProtobufStats.events++;
+      this.onEncode?.('event');
       const body = this.eventType.encode(eventMessage(ev, prevKv)).finish();
       b = Buffer.from(protobuf.Writer.create().uint32(T_EVENTS).bytes(body).finish());
       entry.encodings.set(key, b);
@@ -194,6 +214,18 @@ export class EtcdProtobufFormat implements FrameEncoder<EtcdFrame> {
     }
     return tails;
   }
+}
+
+/**
+ * Event frames of consecutive revisions (each [header, watch_id?, events tail]) as one: the
+ * last one's header and the watch_id, then every tail in order. Repeated `events` fields
+ * concatenate, so the response carries all their events.
+ */
+function mergeFrames(frames: readonly EtcdFrame[]): EtcdFrame {
+  const last = frames[frames.length - 1]!.chunks;
+  const chunks = last.slice(0, last.length - 1);
+  for (const f of frames) chunks.push(f.chunks[f.chunks.length - 1]!);
+  return frame(chunks);
 }
 
 function frame(chunks: Buffer[]): EtcdFrame {
