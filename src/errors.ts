@@ -288,6 +288,11 @@ export const ERRORS = {
     grpc: GrpcCode.DataLoss,
     message: 'etcetera: found data inconsistency with peers',
   },
+  // --- TLS for clients and peers (src/server/tls.ts) ---
+  ERR_TLS_FILE: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcetera: cannot load a TLS certificate, key or CA file',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

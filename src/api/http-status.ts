@@ -127,6 +127,8 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_NO_SPACE: 429,
   ERR_CORRUPT_CLUSTER: 500,
   ERR_PEER_HASH_MISMATCH: 500,
+  // --- TLS for clients and peers (raised at member start, never sent to a client) ---
+  ERR_TLS_FILE: 500,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

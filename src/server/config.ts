@@ -11,6 +11,7 @@ import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
 import { DEFAULT_MAX_WATCHES_PER_STREAM } from '../watchcache/etcd-session.js';
 import { parseCidr } from '../wire/cidr.js';
 import { quotaBytesOf } from './quota.js';
+import { hasCertificate, type TlsFlags } from './tls.js';
 
 export const ClusterState = { NEW: 'new', EXISTING: 'existing' } as const;
 export type ClusterState = (typeof ClusterState)[keyof typeof ClusterState];
@@ -83,6 +84,10 @@ export interface MemberConfig {
   schedulerSeed: number | undefined;
   /** The control plane run beside the member, and the API behaviour it needs. */
   controlPlane: ControlPlaneConfig;
+  /** --cert-file, --key-file, --trusted-ca-file, --client-cert-auth, --auto-tls. */
+  clientTls: TlsFlags;
+  /** --peer-cert-file, --peer-key-file, --peer-trusted-ca-file, --peer-client-cert-auth, --peer-auto-tls. */
+  peerTls: TlsFlags;
 }
 
 /** --control-plane and the switches of its parts (src/controlplane). */
@@ -164,6 +169,17 @@ export interface MemberConfigInput {
   clusterCidr?: string;
   gracefulPodDeletion?: boolean | string;
   nodeReadinessDelayMs?: number;
+  // --- TLS for clients and peers (file paths; booleans or 'true' / 'false') ---
+  certFile?: string;
+  keyFile?: string;
+  trustedCaFile?: string;
+  clientCertAuth?: boolean | string;
+  autoTls?: boolean | string;
+  peerCertFile?: string;
+  peerKeyFile?: string;
+  peerTrustedCaFile?: string;
+  peerClientCertAuth?: boolean | string;
+  peerAutoTls?: boolean | string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -184,7 +200,8 @@ export function parseUrls(flag: string, text: string): URL[] {
     } catch {
       throw bad(`--${flag}: ${JSON.stringify(s)} is not a URL`);
     }
-    if (u.protocol !== 'http:') throw bad(`--${flag}: only http:// URLs are supported (${s})`);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw bad(`--${flag}: only http:// and https:// URLs are supported (${s})`);
     if (u.pathname !== '/' || u.search !== '' || u.hash !== '')
       throw bad(`--${flag}: ${s} must not have a path`);
     return u;
@@ -357,6 +374,72 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     scheduler: bool('scheduler', input.scheduler, false),
     schedulerSeed: schedulerSeed(input.schedulerSeed),
     controlPlane: resolveControlPlane(input),
+    ...resolveTls(input, listenClientUrls, listenPeerUrls),
+  };
+}
+
+/** The TLS flags of both listeners; an https:// listen URL needs a certificate (files or auto). */
+function resolveTls(
+  input: MemberConfigInput,
+  clientUrls: URL[],
+  peerUrls: URL[],
+): { clientTls: TlsFlags; peerTls: TlsFlags } {
+  const one = (
+    prefix: '' | 'peer-',
+    certFile: string | undefined,
+    keyFile: string | undefined,
+    trustedCaFile: string | undefined,
+    clientCertAuth: boolean | string | undefined,
+    autoTls: boolean | string | undefined,
+    urls: URL[],
+    urlFlag: string,
+  ): TlsFlags => {
+    const nonEmpty = (flag: string, v: string | undefined) => {
+      if (v !== undefined && v.trim() === '') throw bad(`--${prefix}${flag} must not be empty`);
+      return v === undefined || v.trim() === '' ? undefined : v;
+    };
+    const f: TlsFlags = {
+      clientCertAuth: bool(`${prefix}client-cert-auth`, clientCertAuth, false),
+      autoTls: bool(`${prefix}auto-tls`, autoTls, false),
+    };
+    const cert = nonEmpty('cert-file', certFile);
+    const key = nonEmpty('key-file', keyFile);
+    const ca = nonEmpty('trusted-ca-file', trustedCaFile);
+    if ((cert === undefined) !== (key === undefined))
+      throw bad(`--${prefix}cert-file and --${prefix}key-file go together`);
+    if (cert !== undefined) f.certFile = cert;
+    if (key !== undefined) f.keyFile = key;
+    if (ca !== undefined) f.trustedCaFile = ca;
+    if (f.clientCertAuth && ca === undefined)
+      throw bad(`--${prefix}client-cert-auth needs --${prefix}trusted-ca-file`);
+    const https = urls.find((u) => u.protocol === 'https:');
+    if (https !== undefined && !hasCertificate(f))
+      throw bad(
+        `--${urlFlag} ${urlString(https)} needs --${prefix}cert-file and --${prefix}key-file (or --${prefix}auto-tls)`,
+      );
+    return f;
+  };
+  return {
+    clientTls: one(
+      '',
+      input.certFile,
+      input.keyFile,
+      input.trustedCaFile,
+      input.clientCertAuth,
+      input.autoTls,
+      clientUrls,
+      'listen-client-urls',
+    ),
+    peerTls: one(
+      'peer-',
+      input.peerCertFile,
+      input.peerKeyFile,
+      input.peerTrustedCaFile,
+      input.peerClientCertAuth,
+      input.peerAutoTls,
+      peerUrls,
+      'listen-peer-urls',
+    ),
   };
 }
 

@@ -40,6 +40,7 @@ const FLAGS = {
   'experimental-initial-corrupt-check': ['initialCorruptCheck', false],
   'experimental-corrupt-check-time': ['corruptCheckTime', false],
   ...schedulerFlags(),
+  ...tlsFlags(),
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -143,7 +144,8 @@ ${PARTS.filter((p) => p.kind === 'switch')
   --graceful-pod-deletion        true | false: deleting a bound Pod waits for its kubelet
                                  (default true with a control plane)
   --node-readiness-delay         ms from a simulated Pod running to Ready (default 200)
-${schedulerUsage()}`;
+${schedulerUsage()}
+${tlsUsage()}`;
 
 // --- control plane: --control-plane, one switch per part of src/controlplane/parts.ts ---
 
@@ -221,7 +223,7 @@ function schedulerFlags() {
 
 /** Boolean flags that may be given bare (`--scheduler` for `--scheduler=true`). */
 function bareBooleanFlags(): readonly string[] {
-  return ['scheduler'];
+  return ['scheduler', 'client-cert-auth', 'auto-tls', 'peer-client-cert-auth', 'peer-auto-tls'];
 }
 
 /** `--flag` with no value (last, or followed by another flag) becomes `--flag=true`. */
@@ -237,5 +239,37 @@ export function withBareBooleans(args: readonly string[]): string[] {
 function schedulerUsage(): string {
   return `  --scheduler                    run the pod scheduler against this member (default false)
   --scheduler-seed               seed of the scheduler's tie-breaking generator (default: random)
+`;
+}
+
+// --- TLS for clients and peers (src/server/tls.ts), etcd's names ---
+
+function tlsFlags() {
+  return {
+    'cert-file': ['certFile', false],
+    'key-file': ['keyFile', false],
+    'trusted-ca-file': ['trustedCaFile', false],
+    'client-cert-auth': ['clientCertAuth', false],
+    'auto-tls': ['autoTls', false],
+    'peer-cert-file': ['peerCertFile', false],
+    'peer-key-file': ['peerKeyFile', false],
+    'peer-trusted-ca-file': ['peerTrustedCaFile', false],
+    'peer-client-cert-auth': ['peerClientCertAuth', false],
+    'peer-auto-tls': ['peerAutoTls', false],
+  } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
+}
+
+function tlsUsage(): string {
+  return `TLS (https:// in --listen-client-urls / --listen-peer-urls; TLS 1.2 or later):
+  --cert-file                    client port certificate (PEM)
+  --key-file                     its private key (PEM)
+  --trusted-ca-file              CA that signs client certificates
+  --client-cert-auth             clients must present a certificate signed by --trusted-ca-file
+  --auto-tls                     a self-signed certificate made at start (no --cert-file needed)
+  --peer-cert-file               peer port certificate, also presented when dialling peers
+  --peer-key-file                its private key
+  --peer-trusted-ca-file         CA that signs the peers' certificates
+  --peer-client-cert-auth        peers must present a certificate signed by --peer-trusted-ca-file
+  --peer-auto-tls                a self-signed peer certificate made at start
 `;
 }

@@ -51,6 +51,7 @@ import {
 import { closeServer, listen } from './peer-http.js';
 import { SpaceQuota } from './quota.js';
 import type { MemberRegistry } from './registry.js';
+import { loadMemberTls } from './tls.js';
 import type {
   MaintenanceApi,
   MemberApi,
@@ -90,6 +91,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   /** Client requests wait here until this member's publish is applied (client-http.ts). */
   private readonly gate: ServeGate;
   private boundPeerUrls: URL[] = [];
+  private readonly tlsOf: Base['tls'];
   private removed = false;
   private lastLeader: NodeId = NONE;
   private failure: Error | undefined;
@@ -98,10 +100,12 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   /** Opens the data dir, joins or bootstraps the cluster, and starts serving. */
   static async start(config: MemberConfig, options: MemberOptions = {}): Promise<Member> {
     const logger = options.logger ?? createLogger({ level: config.logLevel, name: config.name });
+    // Certificates first: a member whose files cannot be read opens nothing.
+    const tls = await loadMemberTls(config);
     const { db, mark } = await openDataDir(config.dataDir);
     let member: Member | undefined;
     try {
-      const identity = await establishIdentity(db, config, logger);
+      const identity = await establishIdentity(db, config, logger, tls.peer?.dial);
       // Used only when the database holds no Raft state yet: a new member, or one that
       // crashed after recording its identity and before Raft's first write.
       const bootstrap = confStateOf(identity.registry);
@@ -115,7 +119,15 @@ export class Member extends EventEmitter<Events> implements MemberApi {
         minLeaseTtl: minLeaseTtlSeconds(config.electionMs),
         maxRequestBytes: config.maxRequestBytes,
       });
-      const base = { config, tuning: options, logger, registry: identity.registry, storage, store };
+      const base = {
+        config,
+        tuning: options,
+        logger,
+        registry: identity.registry,
+        storage,
+        store,
+        tls,
+      };
       member = new Member(base, db);
       await member.open(identity.how);
       return member;
@@ -134,6 +146,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.store = b.store;
     this.storage = b.storage;
     this.db = db;
+    this.tlsOf = b.tls;
     this.id = b.registry.self.id;
     this.maxRequestBytes = b.config.maxRequestBytes;
     this.gate = new ServeGate(requestTimeoutMs(b.config.electionMs));
@@ -181,6 +194,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       }),
     });
     this.corruptCheck = {
+      ...(b.tls.peer !== undefined ? { peerTls: b.tls.peer.dial } : {}),
       selfId: this.id,
       registry: this.registry,
       hash: (revision) => hashKeyspace(this.store, revision),
@@ -236,7 +250,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
         kubernetes: { gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion },
       }),
     );
-    this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
+    this.clients = await ClientListeners.open(face, this.config.listenClientUrls, {
+      ...(this.tlsOf.client !== undefined ? { tls: this.tlsOf.client } : {}),
+      logger: this.logger,
+    });
     this.w.presence.start();
     this.logger.info(
       {
