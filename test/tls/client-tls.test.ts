@@ -187,8 +187,8 @@ t.test(
       ETCDCTL,
       [
         `--endpoints=${endpoint}`,
-        '--dial-timeout=2s',
-        '--command-timeout=3s',
+        '--dial-timeout=1s',
+        '--command-timeout=2s',
         `--cacert=${join(dir, 'ca.crt')}`,
         'put',
         'nc',
@@ -201,8 +201,8 @@ t.test(
       ETCDCTL,
       [
         `--endpoints=${endpoint.replace('https:', 'http:')}`,
-        '--dial-timeout=2s',
-        '--command-timeout=3s',
+        '--dial-timeout=1s',
+        '--command-timeout=2s',
         'put',
         'nc',
         'x',
