@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { connect, createServer as createTlsServer } from 'node:tls';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
+import { Client } from '../../src/client/index.js';
 import { createCa, issue } from '../../src/server/certs.js';
 import type { Member } from '../../src/server/member.js';
 import { clientCertCommonName } from '../../src/server/tls.js';
@@ -249,4 +250,30 @@ t.test("clientCertCommonName: the verified certificate's CN, else nothing", asyn
   }
   t.same(seen, ['root', undefined, undefined], 'only a certificate signed by the CA names a user');
   t.equal(clientCertCommonName(undefined), undefined);
+});
+
+t.test('src/client over TLS with { ca, cert, key }: gRPC and the JSON API', async (t) => {
+  for (const transport of ['grpc', 'json'] as const) {
+    const client = new Client({
+      endpoints: [endpoint],
+      transport,
+      timeoutMs: 10_000,
+      tls: { ca: ca.cert, cert: pem['root.crt'], key: pem['root.key'] },
+    });
+    t.teardown(() => client.close());
+    await client.put(`client-${transport}`, 'tls');
+    const got = await client.get(`client-${transport}`);
+    t.equal(Buffer.from(got.kvs[0]!.value).toString(), 'tls', `${transport} put and get`);
+  }
+  const noCert = new Client({
+    endpoints: [endpoint],
+    transport: 'json',
+    timeoutMs: 3000,
+    tls: { ca: ca.cert },
+  });
+  t.teardown(() => noCert.close());
+  await t.rejects(
+    noCert.put('client-nocert', 'x'),
+    'the JSON client without a certificate is refused',
+  );
 });
