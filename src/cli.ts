@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `etcetera` command. `etcetera serve [flags]` (or `etcetera [flags]`) runs one member
- * with etcd's flags; `etcetera version` prints the version; get, put, del, txn, watch, lease,
+ * with etcd's flags; `etcetera version` prints the version; `etcetera certs` writes a CA and
+ * certificates for a local TLS cluster (src/cli/certs.ts); get, put, del, txn, watch, lease,
  * compact, member and endpoint are the client commands (src/cli/client.ts, loaded only for
  * them so that serving starts without the client's modules).
  *
@@ -93,6 +94,15 @@ export async function main(argv: string[]): Promise<void> {
     case 'help':
       process.stdout.write(SERVE_USAGE);
       return;
+    case 'certs': {
+      const { CERTS_USAGE, runCerts } = await import('./cli/certs.js');
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write(CERTS_USAGE);
+        return;
+      }
+      for (const f of await runCerts(rest)) process.stdout.write(`wrote ${f}\n`);
+      return;
+    }
     default: {
       const { CLIENT_COMMANDS, runClientCommand } = await import('./cli/client.js');
       if (CLIENT_COMMANDS.includes(first)) {
@@ -100,7 +110,7 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       process.stderr.write(
-        `etcetera: unknown command ${JSON.stringify(first)}; serve, version, ${CLIENT_COMMANDS.join(', ')}\n`,
+        `etcetera: unknown command ${JSON.stringify(first)}; serve, version, certs, ${CLIENT_COMMANDS.join(', ')}\n`,
       );
       process.exitCode = 2;
     }

@@ -300,6 +300,11 @@ export const ERRORS = {
   },
   // --- Kubernetes face: authentication, RBAC and audit (src/api/k8s/auth.ts) ---
   ERR_KUBE_UNAUTHORIZED: { grpc: GrpcCode.Unauthenticated, message: 'kubernetes: unauthorized' },
+  // --- TLS for clients and peers (src/server/tls.ts) ---
+  ERR_TLS_FILE: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcetera: cannot load a TLS certificate, key or CA file',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -133,6 +133,8 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_NESTING_TOO_DEEP: 400,
   // Kubernetes face: authentication
   ERR_KUBE_UNAUTHORIZED: 401,
+  // --- TLS for clients and peers (raised at member start, never sent to a client) ---
+  ERR_TLS_FILE: 500,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

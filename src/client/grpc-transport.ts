@@ -27,7 +27,7 @@ import { GrpcCode } from '../errors.js';
 import { ClientError, transportError } from './errors.js';
 import { GrpcWatchMux } from './grpc-watch.js';
 import { etcdMethods } from './proto.js';
-import { type Json, parseEndpoint, type TransportOptions } from './transport.js';
+import { type ClientTls, type Json, parseEndpoint, type TransportOptions } from './transport.js';
 import type { UnaryRpc, Wire } from './wire.js';
 
 type Method = MethodDefinition<Json, Json>;
@@ -62,7 +62,7 @@ export class GrpcTransport implements Wire {
     this.endpoints = o.endpoints.map((e) => {
       const url = parseEndpoint(e);
       const creds: ChannelCredentials =
-        url.protocol === 'https:' ? credentials.createSsl() : credentials.createInsecure();
+        url.protocol === 'https:' ? sslCredentials(o.tls) : credentials.createInsecure();
       const target = `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`;
       return { target, client: new GrpcClient(target, creds, CHANNEL_OPTIONS) };
     });
@@ -259,4 +259,11 @@ class KeepAliveStream {
   end(): void {
     this.fail(new ClientError('client closed', GrpcCode.Canceled, 0));
   }
+}
+
+/** grpc-js's TLS credentials from the transport's { ca, cert, key } (PEM text or bytes). */
+function sslCredentials(tls: ClientTls | undefined): ChannelCredentials {
+  const buf = (v: string | Buffer | undefined) =>
+    v === undefined ? null : Buffer.isBuffer(v) ? v : Buffer.from(v);
+  return credentials.createSsl(buf(tls?.ca), buf(tls?.key), buf(tls?.cert));
 }

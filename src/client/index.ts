@@ -6,7 +6,7 @@ export { prefixEnd, text, toBytes } from './codec.js';
 export { ClientError, isClientError } from './errors.js';
 export type { LeaseKeeperOptions } from './lease-keeper.js';
 export { LeaseKeeper } from './lease-keeper.js';
-export type { TransportOptions } from './transport.js';
+export type { ClientTls, TransportOptions } from './transport.js';
 export type * from './types.js';
 export { SortOrder, SortTarget } from './types.js';
 export type { WatchHandlers } from './watch.js';

@@ -19,6 +19,18 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Connections per endpoint. Default 256. */
   maxSockets?: number;
+  /**
+   * TLS for https:// endpoints (PEM text): the CA that signed the server's certificate
+   * (etcdctl's --cacert), and a client certificate and key (--cert, --key) for members
+   * running with --client-cert-auth. Default: the system CAs, no client certificate.
+   */
+  tls?: ClientTls;
+}
+
+export interface ClientTls {
+  ca?: string | Buffer;
+  cert?: string | Buffer;
+  key?: string | Buffer;
 }
 
 export interface Endpoint {
@@ -42,8 +54,12 @@ export class Transport {
     this.timeoutMs = o.timeoutMs ?? 30_000;
     this.endpoints = o.endpoints.map((e) => {
       const url = parseEndpoint(e);
-      const Agent = url.protocol === 'https:' ? https.Agent : http.Agent;
-      return { url, agent: new Agent({ keepAlive: true, maxSockets: o.maxSockets ?? 256 }) };
+      const base = { keepAlive: true, maxSockets: o.maxSockets ?? 256 };
+      const agent =
+        url.protocol === 'https:'
+          ? new https.Agent({ ...base, ...o.tls, minVersion: 'TLSv1.2' })
+          : new http.Agent(base);
+      return { url, agent };
     });
   }
 

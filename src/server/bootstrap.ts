@@ -28,6 +28,7 @@ import { clusterId, memberId } from './ids.js';
 import type { Logger } from './logger.js';
 import { fetchCluster } from './peer-http.js';
 import { type ClusterRecord, type MemberRecord, MemberRegistry } from './registry.js';
+import type { DialTls } from './tls.js';
 
 export interface Identity {
   registry: MemberRegistry;
@@ -42,15 +43,16 @@ export async function establishIdentity(
   db: RaftDb,
   config: MemberConfig,
   logger: Logger,
+  peerTls?: DialTls,
 ): Promise<Identity> {
   const known = await MemberRegistry.load(db);
   if (known !== undefined) return { registry: known, how: 'restart' };
   const cluster =
     config.initialClusterState === ClusterState.NEW
       ? newCluster(config)
-      : await fetchExisting(config, logger);
+      : await fetchExisting(config, logger, peerTls);
   const self = findSelf(cluster.members, config);
-  await refuseIfBootstrapped(config, cluster, self, logger);
+  await refuseIfBootstrapped(config, cluster, self, logger, peerTls);
   const registry = await MemberRegistry.create(
     db,
     { id: self.id, name: config.name, token: config.initialClusterToken },
@@ -103,8 +105,9 @@ async function refuseIfBootstrapped(
   cluster: ClusterRecord,
   self: MemberRecord,
   logger: Logger,
+  peerTls: DialTls | undefined,
 ): Promise<void> {
-  const answers = await Promise.all(otherPeerUrls(config).map((u) => fetchCluster(u)));
+  const answers = await Promise.all(otherPeerUrls(config).map((u) => fetchCluster(u, peerTls)));
   for (const c of answers) {
     if (c === undefined || c.clusterId !== cluster.clusterId) continue;
     const known = c.members.find((m) => Number(m.id) === self.id);
@@ -123,13 +126,17 @@ async function refuseIfBootstrapped(
   }
 }
 
-async function fetchExisting(config: MemberConfig, logger: Logger): Promise<ClusterRecord> {
+async function fetchExisting(
+  config: MemberConfig,
+  logger: Logger,
+  peerTls: DialTls | undefined,
+): Promise<ClusterRecord> {
   const peers = otherPeerUrls(config);
   if (peers.length === 0)
     throw bad('--initial-cluster-state existing needs other members in --initial-cluster');
   for (let attempt = 0; attempt < 5; attempt++) {
     for (const url of peers) {
-      const c = await fetchCluster(url);
+      const c = await fetchCluster(url, peerTls);
       if (c !== undefined) {
         logger.info({ from: url, clusterId: c.clusterId }, 'joining existing cluster');
         return c;

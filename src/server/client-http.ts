@@ -7,6 +7,14 @@
  * websocket upgrades). The first bytes read to decide are put back before the socket is handed
  * over, so the chosen server sees the connection from its first byte.
  *
+ * An https:// URL (--cert-file/--key-file or --auto-tls, src/server/tls.ts) serves the same
+ * faces over TLS 1.2+: ALPN "h2" goes to gRPC, anything else (ALPN "http/1.1" or none) to the
+ * HTTP/1.1 server; a client offering both gets "http/1.1" (gRPC clients offer only "h2"). A connection whose first byte is not a TLS handshake record is a
+ * plaintext client on the TLS port: it is answered `400 Bad Request` with "Client sent an
+ * HTTP request to an HTTPS server." (Go's text, which etcd's clients show) and closed; a
+ * failed handshake (no client certificate or one not signed by --trusted-ca-file under
+ * --client-cert-auth, an expired one) closes that connection only and is logged at debug.
+ *
  * Serving waits for a `ServeGate`: the listeners are bound at start (the member must know
  * its client ports to announce them), and accept connections, but every request and
  * websocket upgrade is held until the gate opens, which the member does once its own publish
@@ -26,7 +34,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
+import {
+  createServer as createTlsServer,
+  type TLSSocket,
+  type Server as TlsServer,
+} from 'node:tls';
 import type { AccessOptions } from '../api/access.js';
 import { createGrpcFace, type GrpcFace, type GrpcKeepalive } from '../api/grpc/server.js';
 import { type ApiOptions, createEtcdApi } from '../api/index.js';
@@ -35,6 +48,7 @@ import { EtceteraError } from '../errors.js';
 import { H2Preamble } from './h2-authority.js';
 import type { Logger } from './logger.js';
 import { listen } from './peer-http.js';
+import type { LoadedTls } from './tls.js';
 import type { MemberApi } from './types.js';
 import { ETCD_CLUSTER_VERSION, ETCD_VERSION } from './version.js';
 
@@ -277,6 +291,7 @@ interface Listener {
   net: NetServer;
   http: Server;
   sockets: Set<Socket>;
+  tls?: TlsServer;
 }
 
 /** What a member's client port bounds (README, "Limits"). */
@@ -289,6 +304,12 @@ export interface ClientLimits {
   onRefused?(): void;
   /** Called for each connection closed for being too slow to start. */
   onTimedOut?(reason: 'header' | 'preface'): void;
+}
+
+/** How the listeners serve: their limits, and for https:// URLs the certificates. */
+export interface ListenOptions extends ClientLimits {
+  tls?: LoadedTls;
+  logger?: Logger;
 }
 
 export const DEFAULT_CLIENT_LIMITS: ClientLimits = {
@@ -312,14 +333,21 @@ export class ClientListeners {
   static async open(
     face: ClientFace,
     listenUrls: URL[],
-    limits: ClientLimits = DEFAULT_CLIENT_LIMITS,
+    options: ListenOptions = DEFAULT_CLIENT_LIMITS,
   ): Promise<ClientListeners> {
     const listeners: Listener[] = [];
     const urls: URL[] = [];
     const count: ConnectionCount = { open: 0 };
     try {
       for (const u of listenUrls) {
-        const l = listener(face, limits, count);
+        if (u.protocol === 'https:' && options.tls === undefined)
+          throw new EtceteraError('ERR_INVALID_ARGUMENT', {
+            detail: `${u.href} needs a certificate (--cert-file and --key-file, or --auto-tls)`,
+          });
+        const l =
+          u.protocol === 'https:' && options.tls !== undefined
+            ? tlsListener(face, options.tls, options, count)
+            : listener(face, options, count);
         listeners.push(l);
         const a = await listen(l.net, u);
         const bound = new URL(u.href);
@@ -391,6 +419,121 @@ function listener(face: ClientFace, limits: ClientLimits, count: ConnectionCount
     });
   });
   return { net, http, sockets };
+}
+
+/** Go's answer to plaintext HTTP on a TLS port, which etcd's clients print as they get it. */
+const PLAINTEXT_ON_TLS =
+  'HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n' +
+  'Client sent an HTTP request to an HTTPS server.\n';
+
+/** The first byte of a TLS record carrying a handshake message (RFC 8446 §5.1). */
+const TLS_HANDSHAKE = 0x16;
+
+/** How long a TLS handshake may take before the connection is dropped. */
+const TLS_HANDSHAKE_MS = 10_000;
+
+/**
+ * The ALPN choice: HTTP/1.1 whenever the client offers it (browsers, curl and Node's https:
+ * the JSON API and websockets are HTTP/1.1 only), else h2 (gRPC clients offer nothing
+ * else). A client offering neither gets no protocol, and the handshake fails.
+ */
+export function chooseAlpn(offered: readonly string[]): string | undefined {
+  if (offered.includes('http/1.1')) return 'http/1.1';
+  return offered.includes('h2') ? 'h2' : undefined;
+}
+
+/** A listener for an https:// URL: TLS first, then gRPC or HTTP/1.1 by ALPN. */
+function tlsListener(
+  face: ClientFace,
+  tls: LoadedTls,
+  options: ListenOptions,
+  count: ConnectionCount,
+): Listener {
+  const logger = options.logger;
+  const plain = listener(face, options, count);
+  const { http, sockets } = plain;
+  const tlsServer = createTlsServer({
+    ...tls.server,
+    ALPNCallback: ({ protocols }) => chooseAlpn(protocols),
+    handshakeTimeout: TLS_HANDSHAKE_MS,
+  });
+  tlsServer.on('secureConnection', (socket: TLSSocket) => {
+    const onError = () => socket.destroy();
+    socket.on('error', onError);
+    if (socket.alpnProtocol === 'h2' && face.grpc !== undefined) {
+      socket.off('error', onError);
+      return toH2c(face.grpc, socket as unknown as Socket, Buffer.alloc(0), options);
+    }
+    socket.off('error', onError);
+    http.emit('connection', socket);
+  });
+  tlsServer.on('tlsClientError', (e: Error) =>
+    logger?.debug({ err: e.message }, 'a client TLS handshake failed'),
+  );
+  const net = createNetServer({ pauseOnConnect: false }, (socket) => {
+    // The same limits as a plaintext port: connections counted, first bytes on time.
+    if (count.open >= options.maxConnections) {
+      options.onRefused?.();
+      socket.destroy();
+      return;
+    }
+    count.open++;
+    socket.setNoDelay(true);
+    sockets.add(socket);
+    const firstBytes = setTimeout(() => {
+      options.onTimedOut?.('header');
+      socket.destroy();
+    }, options.readHeaderTimeoutMs);
+    firstBytes.unref();
+    socket.once('close', () => {
+      count.open--;
+      sockets.delete(socket);
+      clearTimeout(firstBytes);
+    });
+    socket.on('error', () => socket.destroy());
+    socket.once('data', (head: Buffer) => {
+      clearTimeout(firstBytes);
+      socket.pause();
+      if (head[0] !== TLS_HANDSHAKE) {
+        socket.end(PLAINTEXT_ON_TLS);
+        return;
+      }
+      tlsServer.emit('connection', withHead(socket, head));
+    });
+  });
+  return { net, http, sockets, tls: tlsServer };
+}
+
+/**
+ * The socket as a stream whose first bytes are `head` (already read to tell TLS from
+ * plaintext). node:tls then reads through it rather than from the socket's handle, which
+ * would skip the bytes read.
+ */
+function withHead(socket: Socket, head: Buffer): Duplex {
+  const d = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk: Buffer, _enc, cb) {
+      if (socket.destroyed) return cb();
+      socket.write(chunk, cb);
+    },
+    final(cb) {
+      socket.end();
+      cb();
+    },
+    destroy(err, cb) {
+      socket.destroy();
+      cb(err);
+    },
+  });
+  d.push(head);
+  socket.on('data', (c: Buffer) => {
+    if (!d.push(c)) socket.pause();
+  });
+  socket.on('end', () => d.push(null));
+  socket.on('close', () => d.destroy());
+  return d;
 }
 
 function closeListener(l: Listener): Promise<void> {

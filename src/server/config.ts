@@ -11,6 +11,7 @@ import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
 import { DEFAULT_MAX_WATCHES_PER_STREAM } from '../watchcache/etcd-session.js';
 import { parseCidr } from '../wire/cidr.js';
 import { quotaBytesOf } from './quota.js';
+import { hasCertificate, type TlsFlags } from './tls.js';
 
 export const ClusterState = { NEW: 'new', EXISTING: 'existing' } as const;
 export type ClusterState = (typeof ClusterState)[keyof typeof ClusterState];
@@ -93,6 +94,10 @@ export interface MemberConfig {
   readHeaderTimeoutMs: number;
   /** --read-body-timeout: how long a request body (not a watch stream's) may take to arrive. */
   readBodyTimeoutMs: number;
+  /** --cert-file, --key-file, --trusted-ca-file, --client-cert-auth, --auto-tls. */
+  clientTls: TlsFlags;
+  /** --peer-cert-file, --peer-key-file, --peer-trusted-ca-file, --peer-client-cert-auth, --peer-auto-tls. */
+  peerTls: TlsFlags;
   /** Authentication, authorization and audit of the Kubernetes API. */
   kubeAuth: KubeAuthConfig;
 }
@@ -207,6 +212,17 @@ export interface MemberConfigInput {
   anonymousAuth?: boolean | string;
   authorizationMode?: string;
   auditLogPath?: string;
+  // --- TLS for clients and peers (file paths; booleans or 'true' / 'false') ---
+  certFile?: string;
+  keyFile?: string;
+  trustedCaFile?: string;
+  clientCertAuth?: boolean | string;
+  autoTls?: boolean | string;
+  peerCertFile?: string;
+  peerKeyFile?: string;
+  peerTrustedCaFile?: string;
+  peerClientCertAuth?: boolean | string;
+  peerAutoTls?: boolean | string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -227,7 +243,8 @@ export function parseUrls(flag: string, text: string): URL[] {
     } catch {
       throw bad(`--${flag}: ${JSON.stringify(s)} is not a URL`);
     }
-    if (u.protocol !== 'http:') throw bad(`--${flag}: only http:// URLs are supported (${s})`);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw bad(`--${flag}: only http:// and https:// URLs are supported (${s})`);
     if (u.pathname !== '/' || u.search !== '' || u.hash !== '')
       throw bad(`--${flag}: ${s} must not have a path`);
     return u;
@@ -420,6 +437,72 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       ),
       auditLogPath: nonEmpty('audit-log-path', input.auditLogPath),
     },
+    ...resolveTls(input, listenClientUrls, listenPeerUrls),
+  };
+}
+
+/** The TLS flags of both listeners; an https:// listen URL needs a certificate (files or auto). */
+function resolveTls(
+  input: MemberConfigInput,
+  clientUrls: URL[],
+  peerUrls: URL[],
+): { clientTls: TlsFlags; peerTls: TlsFlags } {
+  const one = (
+    prefix: '' | 'peer-',
+    certFile: string | undefined,
+    keyFile: string | undefined,
+    trustedCaFile: string | undefined,
+    clientCertAuth: boolean | string | undefined,
+    autoTls: boolean | string | undefined,
+    urls: URL[],
+    urlFlag: string,
+  ): TlsFlags => {
+    const nonEmpty = (flag: string, v: string | undefined) => {
+      if (v !== undefined && v.trim() === '') throw bad(`--${prefix}${flag} must not be empty`);
+      return v === undefined || v.trim() === '' ? undefined : v;
+    };
+    const f: TlsFlags = {
+      clientCertAuth: bool(`${prefix}client-cert-auth`, clientCertAuth, false),
+      autoTls: bool(`${prefix}auto-tls`, autoTls, false),
+    };
+    const cert = nonEmpty('cert-file', certFile);
+    const key = nonEmpty('key-file', keyFile);
+    const ca = nonEmpty('trusted-ca-file', trustedCaFile);
+    if ((cert === undefined) !== (key === undefined))
+      throw bad(`--${prefix}cert-file and --${prefix}key-file go together`);
+    if (cert !== undefined) f.certFile = cert;
+    if (key !== undefined) f.keyFile = key;
+    if (ca !== undefined) f.trustedCaFile = ca;
+    if (f.clientCertAuth && ca === undefined)
+      throw bad(`--${prefix}client-cert-auth needs --${prefix}trusted-ca-file`);
+    const https = urls.find((u) => u.protocol === 'https:');
+    if (https !== undefined && !hasCertificate(f))
+      throw bad(
+        `--${urlFlag} ${urlString(https)} needs --${prefix}cert-file and --${prefix}key-file (or --${prefix}auto-tls)`,
+      );
+    return f;
+  };
+  return {
+    clientTls: one(
+      '',
+      input.certFile,
+      input.keyFile,
+      input.trustedCaFile,
+      input.clientCertAuth,
+      input.autoTls,
+      clientUrls,
+      'listen-client-urls',
+    ),
+    peerTls: one(
+      'peer-',
+      input.peerCertFile,
+      input.peerKeyFile,
+      input.peerTrustedCaFile,
+      input.peerClientCertAuth,
+      input.peerAutoTls,
+      peerUrls,
+      'listen-peer-urls',
+    ),
   };
 }
 

@@ -22,8 +22,11 @@ import type { KeyspaceHash } from '../store/hash.js';
 import type { Logger } from './logger.js';
 import { fetchPeerHash, type PeerHash } from './peer-http.js';
 import type { MemberRegistry } from './registry.js';
+import type { DialTls } from './tls.js';
 
 export interface CorruptCheckDeps {
+  /** TLS for https:// peers (the member's peer certificate). */
+  peerTls?: DialTls;
   selfId: NodeId;
   registry: MemberRegistry;
   /** This member's hash at `revision` (0: current). */
@@ -49,7 +52,13 @@ async function peerHashes(d: CorruptCheckDeps, revision: number): Promise<PeerAn
   return Promise.all(
     peers.map(async (m) => {
       for (const url of m.peerURLs) {
-        const answer = await fetchPeerHash(url, revision, d.selfId, d.registry.clusterId);
+        const answer = await fetchPeerHash(
+          url,
+          revision,
+          d.selfId,
+          d.registry.clusterId,
+          d.peerTls,
+        );
         if (answer !== undefined) return { id: String(m.id), answer };
       }
       return { id: String(m.id), answer: undefined };

@@ -45,6 +45,7 @@ const FLAGS = {
   'read-body-timeout': ['readBodyTimeout', false],
   ...schedulerFlags(),
   ...kubeAuthFlags(),
+  ...tlsFlags(),
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -162,7 +163,7 @@ Kubernetes API authentication, authorization and audit (kube-apiserver's flags):
                                  (default true; false answers 401)
   --authorization-mode           AlwaysAllow | RBAC (default AlwaysAllow)
   --audit-log-path               append one JSON audit event per mutating request to this file
-`;
+${tlsUsage()}`;
 
 // --- control plane: --control-plane, one switch per part of src/controlplane/parts.ts ---
 
@@ -240,7 +241,14 @@ function schedulerFlags() {
 
 /** Boolean flags that may be given bare (`--scheduler` for `--scheduler=true`). */
 function bareBooleanFlags(): readonly string[] {
-  return ['scheduler', 'anonymous-auth'];
+  return [
+    'scheduler',
+    'anonymous-auth',
+    'client-cert-auth',
+    'auto-tls',
+    'peer-client-cert-auth',
+    'peer-auto-tls',
+  ];
 }
 
 /** `--flag` with no value (last, or followed by another flag) becomes `--flag=true`. */
@@ -269,4 +277,35 @@ function kubeAuthFlags() {
     'authorization-mode': ['authorizationMode', false],
     'audit-log-path': ['auditLogPath', false],
   } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
+}
+// --- TLS for clients and peers (src/server/tls.ts), etcd's names ---
+
+function tlsFlags() {
+  return {
+    'cert-file': ['certFile', false],
+    'key-file': ['keyFile', false],
+    'trusted-ca-file': ['trustedCaFile', false],
+    'client-cert-auth': ['clientCertAuth', false],
+    'auto-tls': ['autoTls', false],
+    'peer-cert-file': ['peerCertFile', false],
+    'peer-key-file': ['peerKeyFile', false],
+    'peer-trusted-ca-file': ['peerTrustedCaFile', false],
+    'peer-client-cert-auth': ['peerClientCertAuth', false],
+    'peer-auto-tls': ['peerAutoTls', false],
+  } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
+}
+
+function tlsUsage(): string {
+  return `TLS (https:// in --listen-client-urls / --listen-peer-urls; TLS 1.2 or later):
+  --cert-file                    client port certificate (PEM)
+  --key-file                     its private key (PEM)
+  --trusted-ca-file              CA that signs client certificates
+  --client-cert-auth             clients must present a certificate signed by --trusted-ca-file
+  --auto-tls                     a self-signed certificate made at start (no --cert-file needed)
+  --peer-cert-file               peer port certificate, also presented when dialling peers
+  --peer-key-file                its private key
+  --peer-trusted-ca-file         CA that signs the peers' certificates
+  --peer-client-cert-auth        peers must present a certificate signed by --peer-trusted-ca-file
+  --peer-auto-tls                a self-signed peer certificate made at start
+`;
 }

@@ -12,9 +12,12 @@ import type { LeaseId, LeaseTimeToLive } from '../store/types.js';
 import type { MemberMetrics } from './metrics.js';
 import { forwardLease } from './peer-http.js';
 import type { MemberRegistry } from './registry.js';
+import type { DialTls } from './tls.js';
 import { sleep } from './util.js';
 
 export interface LeaseServiceDeps {
+  /** TLS for https:// peers (the member's peer certificate). */
+  peerTls?: DialTls;
   store: Store;
   driver: RaftDriver;
   registry: MemberRegistry;
@@ -42,6 +45,7 @@ export class LeaseService {
           '/leases/keepalive',
           { id: String(id) },
           this.d.timeoutMs,
+          this.d.peerTls,
         );
         return r === undefined ? undefined : Number(r.ttl);
       },
@@ -53,7 +57,13 @@ export class LeaseService {
       () => this.leaderTimeToLive(id, keys),
       async (url) => {
         const body = { id: String(id), keys };
-        const r = await forwardLease(url, '/leases/timetolive', body, this.d.timeoutMs);
+        const r = await forwardLease(
+          url,
+          '/leases/timetolive',
+          body,
+          this.d.timeoutMs,
+          this.d.peerTls,
+        );
         if (r === undefined) return undefined;
         const k = (r.keys as string[]).map((s) => new Uint8Array(Buffer.from(s, 'base64')));
         return { id, ttl: Number(r.ttl), grantedTtl: Number(r.grantedTtl), keys: k };

@@ -52,6 +52,7 @@ import {
 import { closeServer, listen } from './peer-http.js';
 import { SpaceQuota } from './quota.js';
 import type { MemberRegistry } from './registry.js';
+import { loadMemberTls } from './tls.js';
 import type {
   MaintenanceApi,
   MemberApi,
@@ -91,6 +92,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   /** Client requests wait here until this member's publish is applied (client-http.ts). */
   private readonly gate: ServeGate;
   private boundPeerUrls: URL[] = [];
+  private readonly tlsOf: Base['tls'];
   private removed = false;
   private lastLeader: NodeId = NONE;
   private failure: Error | undefined;
@@ -99,6 +101,8 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   /** Opens the data dir, joins or bootstraps the cluster, and starts serving. */
   static async start(config: MemberConfig, options: MemberOptions = {}): Promise<Member> {
     const logger = options.logger ?? createLogger({ level: config.logLevel, name: config.name });
+    // Certificates first: a member whose files cannot be read opens nothing.
+    const tls = await loadMemberTls(config);
     const kubeAuth = loadKubeAuth(config.kubeAuth);
     let opened: Awaited<ReturnType<typeof openDataDir>>;
     try {
@@ -110,7 +114,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     const { db, mark } = opened;
     let member: Member | undefined;
     try {
-      const identity = await establishIdentity(db, config, logger);
+      const identity = await establishIdentity(db, config, logger, tls.peer?.dial);
       // Used only when the database holds no Raft state yet: a new member, or one that
       // crashed after recording its identity and before Raft's first write.
       const bootstrap = confStateOf(identity.registry);
@@ -124,7 +128,15 @@ export class Member extends EventEmitter<Events> implements MemberApi {
         minLeaseTtl: minLeaseTtlSeconds(config.electionMs),
         maxRequestBytes: config.maxRequestBytes,
       });
-      const base = { config, tuning: options, logger, registry: identity.registry, storage, store };
+      const base = {
+        config,
+        tuning: options,
+        logger,
+        registry: identity.registry,
+        storage,
+        store,
+        tls,
+      };
       member = new Member(base, db, kubeAuth);
       await member.open(identity.how);
       return member;
@@ -150,6 +162,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.store = b.store;
     this.storage = b.storage;
     this.db = db;
+    this.tlsOf = b.tls;
     this.id = b.registry.self.id;
     this.maxRequestBytes = b.config.maxRequestBytes;
     this.gate = new ServeGate(requestTimeoutMs(b.config.electionMs));
@@ -197,6 +210,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       }),
     });
     this.corruptCheck = {
+      ...(b.tls.peer !== undefined ? { peerTls: b.tls.peer.dial } : {}),
       selfId: this.id,
       registry: this.registry,
       hash: (revision) => hashKeyspace(this.store, revision),
@@ -263,6 +277,8 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       readHeaderTimeoutMs: this.config.readHeaderTimeoutMs,
       onRefused: () => this.w.metrics.clientConnectionsRefused.inc(),
       onTimedOut: (reason) => this.w.metrics.clientConnectionsTimedOut.inc({ reason }),
+      ...(this.tlsOf.client !== undefined ? { tls: this.tlsOf.client } : {}),
+      logger: this.logger,
     });
     this.w.presence.start();
     this.logger.info(

@@ -13,14 +13,29 @@
  * Lease requests must reach the leader: a member that is not the leader answers 409, and
  * the forwarding member looks up the new leader and tries again. Bodies are small JSON; IDs
  * travel as decimal strings.
+ *
+ * An https:// peer URL serves all of it over TLS (--peer-cert-file/--peer-key-file or
+ * --peer-auto-tls, src/server/tls.ts); with --peer-client-cert-auth the handshake itself
+ * refuses a peer without a certificate signed by --peer-trusted-ca-file, so such a process
+ * can neither open a Raft stream nor ask anything else. The asking side below dials
+ * https:// peers with the member's peer certificate.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { TlsOptions } from 'node:tls';
 import { isEtceteraError } from '../errors.js';
 import type { RaftTransport } from '../raft/driver/transport.js';
 import type { KeyspaceHash } from '../store/hash.js';
 import type { LeaseId, LeaseTimeToLive } from '../store/types.js';
 import type { ClusterRecord } from './registry.js';
+import type { DialTls } from './tls.js';
 
 export interface PeerHandlers {
   cluster(): ClusterRecord;
@@ -41,10 +56,17 @@ export type PeerHash =
 
 const MAX_BODY = 64 * 1024;
 
-export function createPeerServer(transport: RaftTransport, h: PeerHandlers): Server {
-  const server = createServer((req, res) => {
+/** The peer server: plain HTTP, or HTTPS with `tls` (an https:// peer URL). */
+export function createPeerServer(
+  transport: RaftTransport,
+  h: PeerHandlers,
+  tls?: TlsOptions,
+): Server {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     void handle(req, res, h).catch((e: unknown) => reply(res, 500, { error: String(e) }));
-  });
+  };
+  const server: Server =
+    tls === undefined ? createServer(onRequest) : createHttpsServer(tls, onRequest);
   server.on('upgrade', (req, socket, head) => {
     if (!transport.handleUpgrade(req, socket, head)) socket.destroy();
   });
@@ -144,14 +166,63 @@ export function closeServer(server: Server): Promise<void> {
 
 const PEER_TIMEOUT_MS = 2000;
 
+interface PeerReply {
+  status: number;
+  ok: boolean;
+  json(): unknown;
+}
+
+/**
+ * One small request to a peer over http:// or https:// (with `tls`: the member's peer
+ * certificate, the peer CA). Rejects on a network or TLS error and after `timeoutMs`.
+ */
+function peerRequest(
+  url: URL,
+  init: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs: number },
+  tls: DialTls | undefined,
+): Promise<PeerReply> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { ...init.headers };
+    if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body);
+    const options = { method: init.method ?? 'GET', headers, timeout: init.timeoutMs };
+    const onResponse = (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_BODY * 16) req.destroy(new Error('peer answer too large'));
+        else chunks.push(c);
+      });
+      res.on('error', reject);
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status, ok: status >= 200 && status < 300, json: () => JSON.parse(text) });
+      });
+    };
+    const req =
+      url.protocol === 'https:'
+        ? httpsRequest(url, { ...options, ...tls }, onResponse)
+        : httpRequest(url, options, onResponse);
+    req.on('timeout', () => req.destroy(new Error('peer request timed out')));
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
 /** GET a peer's /members; undefined when it does not answer. */
-export async function fetchCluster(peerUrl: string): Promise<ClusterRecord | undefined> {
+export async function fetchCluster(
+  peerUrl: string,
+  tls?: DialTls,
+): Promise<ClusterRecord | undefined> {
   try {
-    const res = await fetch(new URL('/members', peerUrl), {
-      signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
-    });
+    const res = await peerRequest(
+      new URL('/members', peerUrl),
+      { timeoutMs: PEER_TIMEOUT_MS },
+      tls,
+    );
     if (!res.ok) return undefined;
-    return (await res.json()) as ClusterRecord;
+    return res.json() as ClusterRecord;
   } catch {
     return undefined;
   }
@@ -163,16 +234,21 @@ export async function forwardLease(
   path: '/leases/keepalive' | '/leases/timetolive',
   body: { id: string; keys?: boolean },
   timeoutMs: number,
+  tls?: DialTls,
 ): Promise<Record<string, unknown> | undefined> {
   try {
-    const res = await fetch(new URL(path, peerUrl), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(Math.min(timeoutMs, PEER_TIMEOUT_MS)),
-    });
+    const res = await peerRequest(
+      new URL(path, peerUrl),
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        timeoutMs: Math.min(timeoutMs, PEER_TIMEOUT_MS),
+      },
+      tls,
+    );
     if (!res.ok) return undefined;
-    return (await res.json()) as Record<string, unknown>;
+    return res.json() as Record<string, unknown>;
   } catch {
     return undefined;
   }
@@ -184,15 +260,20 @@ export async function fetchPeerHash(
   revision: number,
   selfId: unknown,
   clusterId: string,
+  tls?: DialTls,
 ): Promise<PeerHash | undefined> {
   try {
     const url = new URL('/hashkv', peerUrl);
     url.searchParams.set('revision', String(revision));
-    const res = await fetch(url, {
-      headers: { 'x-etcetera-member-id': String(selfId), 'x-etcetera-cluster-id': clusterId },
-      signal: AbortSignal.timeout(PEER_TIMEOUT_MS * 3),
-    });
-    const body = (await res.json()) as Record<string, unknown>;
+    const res = await peerRequest(
+      url,
+      {
+        headers: { 'x-etcetera-member-id': String(selfId), 'x-etcetera-cluster-id': clusterId },
+        timeoutMs: PEER_TIMEOUT_MS * 3,
+      },
+      tls,
+    );
+    const body = res.json() as Record<string, unknown>;
     if (res.status === 409) return { kind: 'error', code: String(body.code) };
     if (!res.ok) return undefined;
     return {

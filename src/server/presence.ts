@@ -16,8 +16,11 @@ import type { NodeId } from '../raft/types.js';
 import type { Logger } from './logger.js';
 import { fetchCluster } from './peer-http.js';
 import type { MemberRegistry } from './registry.js';
+import type { DialTls } from './tls.js';
 
 export interface PresenceDeps {
+  /** TLS for https:// peers (the member's peer certificate). */
+  peerTls?: DialTls;
   selfId: NodeId;
   name: string;
   registry: MemberRegistry;
@@ -125,7 +128,7 @@ export class Presence {
       for (const m of this.d.registry.list()) {
         const url = m.peerURLs[0];
         if (m.id === this.d.selfId || url === undefined) continue;
-        const c = await fetchCluster(url);
+        const c = await fetchCluster(url, this.d.peerTls);
         if (c === undefined || c.clusterId !== this.d.registry.clusterId) continue;
         if (c.removed.map(Number).includes(this.d.selfId)) {
           this.d.logger.warn({ from: url }, 'a peer says this member was removed');

@@ -29,6 +29,7 @@ import { createPeerServer } from './peer-http.js';
 import { Presence } from './presence.js';
 import type { MemberRegistry } from './registry.js';
 import { RaftRequests } from './requests.js';
+import type { MemberTls } from './tls.js';
 import { untilDeadline } from './util.js';
 import { ETCD_CLUSTER_VERSION, ETCD_VERSION } from './version.js';
 
@@ -56,6 +57,8 @@ export interface Base {
   registry: MemberRegistry;
   storage: LevelRaftStorage;
   store: Store;
+  /** The listeners' TLS, loaded at start (tls.ts); absent: plain HTTP. */
+  tls: MemberTls;
 }
 
 export interface Wired {
@@ -95,6 +98,7 @@ export function wire(b: Base, hooks: Hooks): Wired {
     // conf change is applied here; a removed one is dropped from then on.
     isMember: (peer) => b.registry.get(peer) !== undefined,
     onDrop: dropReporter(b.logger, w),
+    ...(b.tls.peer !== undefined ? { tls: b.tls.peer.dial } : {}),
   });
   w.syncPeers = () => syncPeers(b.registry, w.transport, id);
   w.syncPeers();
@@ -124,32 +128,37 @@ export function wire(b: Base, hooks: Hooks): Wired {
     selfId: id,
     timeoutMs,
     metrics: w.metrics,
+    ...(b.tls.peer !== undefined ? { peerTls: b.tls.peer.dial } : {}),
     waitLeader: (deadline) => w.requests.waitLeader(deadline),
   });
   wireTimers(b, w, hooks);
   w.watchCache = new Cacher(b.store, { registry: w.metrics.registry });
-  w.peerServers = b.config.listenPeerUrls.map(() =>
-    createPeerServer(w.transport, {
-      cluster: () => b.registry.toRecord(),
-      keepAlive: (lease: LeaseId) =>
-        w.leases.isLeader() ? w.leases.leaderKeepAlive(lease) : undefined,
-      timeToLive: (lease: LeaseId, keys: boolean) =>
-        w.leases.isLeader() ? w.leases.leaderTimeToLive(lease, keys) : undefined,
-      version: () => ({ etcdserver: ETCD_VERSION, etcdcluster: ETCD_CLUSTER_VERSION }),
-      isMember: (from, cluster) => {
-        const peer = parseMemberId(from);
-        return (
-          cluster === b.registry.clusterId &&
-          peer !== undefined &&
-          b.registry.get(peer) !== undefined
-        );
+  w.peerServers = b.config.listenPeerUrls.map((u) =>
+    createPeerServer(
+      w.transport,
+      {
+        cluster: () => b.registry.toRecord(),
+        keepAlive: (lease: LeaseId) =>
+          w.leases.isLeader() ? w.leases.leaderKeepAlive(lease) : undefined,
+        timeToLive: (lease: LeaseId, keys: boolean) =>
+          w.leases.isLeader() ? w.leases.leaderTimeToLive(lease, keys) : undefined,
+        version: () => ({ etcdserver: ETCD_VERSION, etcdcluster: ETCD_CLUSTER_VERSION }),
+        isMember: (from, cluster) => {
+          const peer = parseMemberId(from);
+          return (
+            cluster === b.registry.clusterId &&
+            peer !== undefined &&
+            b.registry.get(peer) !== undefined
+          );
+        },
+        hashKV: async (revision) => {
+          // A follower may not have applied the asker's revision yet: give it a moment.
+          await untilDeadline(Date.now() + 2000, 10, () => b.store.currentRevision >= revision);
+          return hashKeyspace(b.store, revision);
+        },
       },
-      hashKV: async (revision) => {
-        // A follower may not have applied the asker's revision yet: give it a moment.
-        await untilDeadline(Date.now() + 2000, 10, () => b.store.currentRevision >= revision);
-        return hashKeyspace(b.store, revision);
-      },
-    }),
+      u.protocol === 'https:' ? b.tls.peer?.server : undefined,
+    ),
   );
   return w;
 }
@@ -202,6 +211,7 @@ function wireTimers(b: Base, w: Wired, hooks: Hooks): void {
     revisionCheckMs: b.tuning.revisionCompactionCheckMs,
   });
   w.presence = new Presence({
+    ...(b.tls.peer !== undefined ? { peerTls: b.tls.peer.dial } : {}),
     selfId: w.id,
     name: b.config.name,
     registry: b.registry,

@@ -65,7 +65,20 @@ t.test('bad flags fail before anything starts, naming the flag', async (t) => {
     /--snapshot-count must be a number/,
   );
   t.throws(() => resolveConfig({ heartbeatMs: 300, electionMs: 1000 }), /at least 5 times/);
-  t.throws(() => resolveConfig({ listenClientUrls: 'https://127.0.0.1:1' }), /only http/);
+  t.throws(
+    () => resolveConfig({ listenClientUrls: 'https://127.0.0.1:1' }),
+    /https:\/\/127.0.0.1:1 needs --cert-file and --key-file \(or --auto-tls\)/,
+  );
+  t.throws(
+    () => resolveConfig({ listenPeerUrls: 'https://127.0.0.1:2' }),
+    /needs --peer-cert-file and --peer-key-file/,
+  );
+  t.throws(() => resolveConfig({ listenClientUrls: 'ftp://127.0.0.1:1' }), /only http/);
+  t.throws(() => resolveConfig({ certFile: 'a.crt' }), /--cert-file and --key-file go together/);
+  t.throws(
+    () => resolveConfig(parseServeArgs(['--peer-client-cert-auth'], {})),
+    /--peer-client-cert-auth needs --peer-trusted-ca-file/,
+  );
   t.throws(() => resolveConfig({ listenClientUrls: 'not a url' }), /not a URL/);
   t.throws(() => resolveConfig({ initialCluster: 'a' }), /not name=url/);
   t.throws(() => resolveConfig({ initialClusterState: 'old' }), /new, existing/);
@@ -224,4 +237,39 @@ t.test('limit flags: --max-connections, --read-header-timeout, --read-body-timeo
     () => resolveConfig({ readBodyTimeout: 'later' }),
     /--read-body-timeout.*not a duration/,
   );
+});
+
+t.test('TLS flags: etcd names, bare switches, environment variables, https:// URLs', async (t) => {
+  const c = resolveConfig(
+    parseServeArgs(
+      [
+        '--listen-client-urls',
+        'https://127.0.0.1:2379',
+        '--cert-file',
+        'm1.crt',
+        '--key-file=m1.key',
+        '--client-cert-auth',
+        '--trusted-ca-file',
+        'ca.crt',
+        '--listen-peer-urls=https://127.0.0.1:2380',
+        '--peer-auto-tls',
+      ],
+      { ETCETERA_PEER_TRUSTED_CA_FILE: 'peer-ca.crt', ETCETERA_PEER_CLIENT_CERT_AUTH: 'true' },
+    ),
+  );
+  t.same(c.clientTls, {
+    certFile: 'm1.crt',
+    keyFile: 'm1.key',
+    trustedCaFile: 'ca.crt',
+    clientCertAuth: true,
+    autoTls: false,
+  });
+  t.same(c.peerTls, {
+    trustedCaFile: 'peer-ca.crt',
+    clientCertAuth: true,
+    autoTls: true,
+  });
+  t.equal(c.listenClientUrls[0]?.protocol, 'https:');
+  t.equal(c.advertiseClientUrls[0]?.protocol, 'https:', 'advertised URLs follow the listen URLs');
+  t.same(resolveConfig({}).clientTls, { clientCertAuth: false, autoTls: false }, 'default: no TLS');
 });

@@ -13,6 +13,7 @@
  * Snapshots are encoded once and sent a chunk per flush, interleaved with the batches, and
  * reported 'finish' once the last chunk is written, 'failure' if the link drops first.
  */
+import type { ConnectionOptions } from 'node:tls';
 import WebSocket from 'ws';
 import type { Message, NodeId, SnapshotStatus } from '../types.js';
 import type { Clock, TimerHandle } from './clock.js';
@@ -42,7 +43,15 @@ export interface PeerContext {
   readonly random: () => number;
   readonly onUnreachable: (id: NodeId) => void;
   readonly onSnapshotStatus: (id: NodeId, status: SnapshotStatus) => void;
+  /** TLS options for wss:// peers (https:// peer URLs): CA, client certificate and key. */
+  readonly tls?: PeerTls;
 }
+
+/** What dialling an https:// peer needs: node:tls's options, as ws passes them on. */
+export type PeerTls = Pick<
+  ConnectionOptions,
+  'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'minVersion'
+>;
 
 export interface PeerStats {
   sent: number;
@@ -214,6 +223,7 @@ export class PeerSender {
       // Masking defends browsers' proxies from cache poisoning; between members it only
       // costs an XOR pass over every frame. An all-zero mask lets ws skip it.
       generateMask: (mask) => mask.fill(0),
+      ...(u.protocol === 'wss:' ? (this.ctx.tls ?? {}) : {}),
     });
     this.ws = ws;
     ws.on('open', () => {

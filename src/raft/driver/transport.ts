@@ -16,6 +16,9 @@
  * learners included) is dropped before Raft sees it, counted, and reported through
  * `onDrop` with the remote address and the claimed id. Without peer TLS the claimed id is
  * not authenticated; this keeps strangers (an unknown id) out, not a forger of a member's id.
+ * With https:// peer URLs the dialler presents `tls` (the member's peer certificate), and
+ * the peer listener (src/server/peer-http.ts) with --peer-client-cert-auth refuses the
+ * handshake of anyone without a certificate signed by the peer CA.
  *
  * Mounting: `handleUpgrade(req, socket, head)` serves an upgrade on an existing HTTP server
  * (the member's peer listener) and returns false for other paths; `attach(server)` wires it
@@ -28,7 +31,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import type { Message, NodeId, SnapshotStatus } from '../types.js';
 import { type Clock, systemClock } from './clock.js';
 import { decodeFrame, FrameKind, SnapshotAssembler } from './frames.js';
-import { type PeerLimits, PeerSender, type PeerStats } from './peer.js';
+import { type PeerLimits, PeerSender, type PeerStats, type PeerTls } from './peer.js';
 
 export interface RaftTransportOptions {
   readonly id: NodeId;
@@ -48,6 +51,8 @@ export interface RaftTransportOptions {
   readonly isMember?: (id: NodeId) => boolean;
   /** Called for each inbound message dropped because its sender is not a member. */
   readonly onDrop?: (d: DroppedMessage) => void;
+  /** TLS for dialling https:// peers (the member's peer certificate and the peer CA). */
+  readonly tls?: PeerTls;
 }
 
 export interface DroppedMessage {
@@ -286,6 +291,7 @@ export class RaftTransport {
       random: this.opts.random ?? Math.random,
       onUnreachable: (id: NodeId) => this.opts.onUnreachable?.(id),
       onSnapshotStatus: (id: NodeId, s: SnapshotStatus) => this.opts.onSnapshotStatus?.(id, s),
+      ...(this.opts.tls !== undefined ? { tls: this.opts.tls } : {}),
     };
   }
 }

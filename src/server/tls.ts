@@ -1,0 +1,159 @@
+/**
+ * TLS for a member's two listeners, with etcd's flags: --cert-file, --key-file,
+ * --trusted-ca-file, --client-cert-auth and --auto-tls for clients, and their --peer-*
+ * twins for peers. At start `loadTls` reads the files (a file that cannot be read, is not
+ * PEM or does not match its key stops the member with ERR_TLS_FILE naming the flag and the
+ * file), or with --auto-tls makes a self-signed certificate for the listen URLs' hosts
+ * (src/server/certs.ts), kept in memory for the life of the process.
+ *
+ * What it gives: the server side (TLS 1.2 at least; ALPN "h2" and "http/1.1" on the client
+ * port, so gRPC and the HTTP faces share it; with --client-cert-auth a client must present a
+ * certificate signed by --trusted-ca-file) and, for peers, the dialling side a member uses
+ * to reach the others (its certificate as client certificate; the peer CA, or no check of
+ * the peers' self-signed certificates with --peer-auto-tls, as etcd does).
+ */
+import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { type ConnectionOptions, createSecureContext, TLSSocket, type TlsOptions } from 'node:tls';
+import { EtceteraError } from '../errors.js';
+import { selfSigned } from './certs.js';
+import type { MemberConfig } from './config.js';
+
+/** One listener's TLS flags, as given. */
+export interface TlsFlags {
+  certFile?: string;
+  keyFile?: string;
+  trustedCaFile?: string;
+  /** Clients (or peers) must present a certificate signed by trustedCaFile. */
+  clientCertAuth: boolean;
+  /** A self-signed certificate made at start when no cert/key files are given. */
+  autoTls: boolean;
+}
+
+export const NO_TLS: TlsFlags = { clientCertAuth: false, autoTls: false };
+
+/** Whether the flags give the listener a certificate (files or --auto-tls). */
+export function hasCertificate(f: TlsFlags): boolean {
+  return (f.certFile !== undefined && f.keyFile !== undefined) || f.autoTls;
+}
+
+/** TLS options for dialling a peer (node:https and ws take them as they are). */
+export type DialTls = Pick<
+  ConnectionOptions,
+  'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'minVersion' | 'checkServerIdentity'
+>;
+
+export interface LoadedTls {
+  /** For tls.createServer / new TLSSocket({ isServer: true }). */
+  server: TlsOptions;
+  /** For dialling peers with the same identity. */
+  dial: DialTls;
+  /** Where the certificate came from, for the start-up log. */
+  source: 'files' | 'auto';
+}
+
+function readPem(flag: string, file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new EtceteraError('ERR_TLS_FILE', { detail: `--${flag} ${file}: cannot read (${why})` });
+  }
+  if (!text.includes('-----BEGIN '))
+    throw new EtceteraError('ERR_TLS_FILE', { detail: `--${flag} ${file}: not a PEM file` });
+  return text;
+}
+
+/**
+ * Reads or makes the listener's certificate. `prefix` is '' for the client flags and
+ * 'peer-' for the peer ones (it only names flags in errors); `hosts` are the names the
+ * self-signed certificate of --auto-tls is made for.
+ */
+export async function loadTls(
+  prefix: '' | 'peer-',
+  f: TlsFlags,
+  hosts: readonly string[],
+  commonName: string,
+): Promise<LoadedTls> {
+  const ca =
+    f.trustedCaFile === undefined
+      ? undefined
+      : readPem(`${prefix}trusted-ca-file`, f.trustedCaFile);
+  let cert: string;
+  let key: string;
+  let source: LoadedTls['source'];
+  if (f.certFile !== undefined && f.keyFile !== undefined) {
+    cert = readPem(`${prefix}cert-file`, f.certFile);
+    key = readPem(`${prefix}key-file`, f.keyFile);
+    source = 'files';
+  } else {
+    ({ cert, key } = await selfSigned(commonName, hosts.length > 0 ? hosts : ['127.0.0.1']));
+    source = 'auto';
+  }
+  try {
+    createSecureContext({ cert, key, ...(ca !== undefined ? { ca } : {}) });
+  } catch (e) {
+    const files = [f.certFile, f.keyFile, f.trustedCaFile].filter((x) => x !== undefined);
+    throw new EtceteraError('ERR_TLS_FILE', {
+      detail: `--${prefix}cert-file/--${prefix}key-file/--${prefix}trusted-ca-file ${files.join(', ')}: ${(e as Error).message}`,
+    });
+  }
+  const server: TlsOptions = {
+    cert,
+    key,
+    minVersion: 'TLSv1.2',
+    ...(ca !== undefined ? { ca } : {}),
+    ...(f.clientCertAuth ? { requestCert: true, rejectUnauthorized: true } : {}),
+  };
+  // Self-signed peers (--peer-auto-tls) cannot be verified; etcd skips the check for them.
+  const verify = source === 'files';
+  const dial: DialTls = {
+    cert,
+    key,
+    minVersion: 'TLSv1.2',
+    ...(ca !== undefined ? { ca } : {}),
+    rejectUnauthorized: verify,
+  };
+  return { server, dial, source };
+}
+
+/**
+ * The subject CN of the verified certificate an accepted client connection presented, or
+ * undefined: plaintext, no certificate, or one that did not verify against the CA. (With
+ * --client-cert-auth the CN names the etcd user, as in etcd.)
+ */
+export function clientCertCommonName(socket: Socket | null | undefined): string | undefined {
+  if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
+  const cn = socket.getPeerCertificate()?.subject?.CN;
+  const first = Array.isArray(cn) ? cn[0] : cn;
+  return typeof first === 'string' && first.length > 0 ? first : undefined;
+}
+
+/** A member's loaded TLS: the client port's and the peer port's (absent: not configured). */
+export interface MemberTls {
+  client?: LoadedTls;
+  peer?: LoadedTls;
+}
+
+function hostsOf(urls: readonly URL[]): string[] {
+  const hosts = urls.map((u) => u.hostname.replace(/^\[|\]$/g, ''));
+  return [...new Set(hosts.flatMap((h) => (h === '0.0.0.0' || h === '::' ? ['127.0.0.1'] : [h])))];
+}
+
+/**
+ * Loads both listeners' TLS before anything is opened, so a missing or unreadable file
+ * stops the start with ERR_TLS_FILE. The client side is loaded when the flags give it a
+ * certificate and a client URL is https://; the peer side whenever the --peer-* flags give
+ * a certificate (it is also the identity this member dials https:// peers with).
+ */
+export async function loadMemberTls(config: MemberConfig): Promise<MemberTls> {
+  const out: MemberTls = {};
+  const clientUrls = [...config.listenClientUrls, ...config.advertiseClientUrls];
+  if (hasCertificate(config.clientTls) && clientUrls.some((u) => u.protocol === 'https:'))
+    out.client = await loadTls('', config.clientTls, hostsOf(clientUrls), config.name);
+  const peerUrls = [...config.listenPeerUrls, ...config.initialAdvertisePeerUrls];
+  if (hasCertificate(config.peerTls))
+    out.peer = await loadTls('peer-', config.peerTls, hostsOf(peerUrls), config.name);
+  return out;
+}
