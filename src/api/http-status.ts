@@ -29,6 +29,7 @@ export const HTTP_STATUS_BY_GRPC: Readonly<Record<GrpcCode, number>> = {
   [GrpcCode.Internal]: 500,
   [GrpcCode.Unavailable]: 503,
   [GrpcCode.DataLoss]: 500,
+  [GrpcCode.Unauthenticated]: 401,
 };
 
 /** HTTP status of every error etcetera raises, as etcd's gateway would answer it. */
@@ -127,6 +128,20 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_NO_SPACE: 429,
   ERR_CORRUPT_CLUSTER: 500,
   ERR_PEER_HASH_MISMATCH: 500,
+  // --- etcd authentication ---
+  ERR_USER_EMPTY: 400,
+  ERR_USER_ALREADY_EXIST: 412,
+  ERR_ROLE_EMPTY: 400,
+  ERR_ROLE_ALREADY_EXIST: 412,
+  ERR_ROLE_NOT_GRANTED: 412,
+  ERR_PERMISSION_NOT_GRANTED: 412,
+  ERR_ROOT_USER_NOT_EXIST: 412,
+  ERR_ROOT_ROLE_NOT_EXIST: 412,
+  ERR_AUTH_FAILED: 400,
+  ERR_PERMISSION_DENIED: 403,
+  ERR_INVALID_AUTH_TOKEN: 401,
+  ERR_INVALID_AUTH_MGMT: 400,
+  ERR_AUTH_OLD_REVISION: 400,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */
