@@ -39,6 +39,9 @@ const FLAGS = {
   'quota-backend-bytes': ['quotaBackendBytes', true],
   'experimental-initial-corrupt-check': ['initialCorruptCheck', false],
   'experimental-corrupt-check-time': ['corruptCheckTime', false],
+  // --- authentication ---
+  'auth-token': ['authToken', false],
+  'auth-token-ttl': ['authTokenTtl', true],
   ...schedulerFlags(),
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
@@ -129,6 +132,9 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --experimental-corrupt-check-time
                                  how often the leader compares members' hashes and raises
                                  CORRUPT on a mismatch, e.g. 5m (default 0s = off)
+  --auth-token                   simple | jwt,pub-key=FILE,priv-key=FILE,sign-method=RS256|ES256|...
+                                 [,ttl=5m]: the tokens Authenticate hands out (default simple)
+  --auth-token-ttl               seconds a simple token lives unused (default 300)
 
 Control plane (clients of this member's Kubernetes API, run in the same process):
   --control-plane                every part below (--nodes defaults to 3)

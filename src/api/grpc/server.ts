@@ -20,10 +20,11 @@ import type { Http2Server, ServerHttp2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import grpc from '@grpc/grpc-js';
 import type { Logger } from '../../server/logger.js';
-import type { MemberApi } from '../../server/types.js';
+import type { Credentials, MemberApi } from '../../server/types.js';
 import { Cacher } from '../../watchcache/cacher.js';
 import { EtcdProtobufFormat } from '../../watchcache/encoders/etcd-protobuf.js';
 import { etcdProto } from '../../wire/proto/index.js';
+import { callerContext } from '../etcd/route.js';
 import { authService } from './auth.js';
 import { clusterService } from './cluster.js';
 import { decodeRequest, encodeResponse } from './codec.js';
@@ -194,7 +195,10 @@ function bind(
     case 'unary':
       return (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
         Promise.resolve()
-          .then(() => impl.handle(decodeRequest(requestType, call.request), ctx))
+          .then(async () => {
+            const request = decodeRequest(requestType, call.request);
+            return impl.handle(request, await callerContext(ctx, credentialsOf(call.metadata)));
+          })
           .then(
             (res) => callback(null, encodeResponse(responseType, res)),
             (e) => {
@@ -215,9 +219,30 @@ function bind(
           call.emit('error', { code: s.code, details: s.details });
           return;
         }
-        impl.handle(request, call, ctx);
+        callerContext(ctx, credentialsOf(call.metadata)).then(
+          (own) => impl.handle(request, call, own),
+          (e) => {
+            const s = grpcStatusOf(e);
+            call.emit('error', { code: s.code, details: s.details });
+          },
+        );
       };
     case 'bidi':
-      return (call: grpc.ServerDuplexStream<Buffer, Buffer>) => impl.handle(call, ctx);
+      // The stream's messages wait (the call is paused until a 'data' listener is added)
+      // while its caller is identified.
+      return (call: grpc.ServerDuplexStream<Buffer, Buffer>) =>
+        void callerContext(ctx, credentialsOf(call.metadata)).then(
+          (own) => impl.handle(call, own),
+          (e) => {
+            const s = grpcStatusOf(e);
+            call.emit('error', { code: s.code, details: s.details });
+          },
+        );
   }
+}
+
+/** etcd reads the token from the metadata `token`, else `authorization` (its gateway's). */
+function credentialsOf(md: grpc.Metadata): Credentials {
+  const value = md.get('token')[0] ?? md.get('authorization')[0];
+  return value === undefined ? {} : { token: String(value) };
 }

@@ -17,6 +17,7 @@ import { EtcdWatchSession } from '../../watchcache/etcd-session.js';
 import type { FrameSink } from '../../watchcache/types.js';
 import { etcdProto } from '../../wire/proto/index.js';
 import { decodeWatchCancel, decodeWatchCreate } from '../etcd/decode.js';
+import { watchPermits } from '../etcd/route.js';
 import { decodeRequest, type Msg } from './codec.js';
 import { grpcStatusOf } from './status.js';
 import type { MethodImpl } from './types.js';
@@ -32,9 +33,10 @@ export function watchMethod(o: WatchServiceOptions): MethodImpl {
   const requestType = etcdProto().type('etcdserverpb.WatchRequest');
   return {
     kind: 'bidi',
-    handle(call) {
+    handle(call, ctx) {
       const session = new EtcdWatchSession(o.cacher, o.format, grpcSink(call), {
         highWaterBytes: o.highWaterBytes,
+        permits: watchPermits(ctx.member),
       });
       let ended = false;
       const end = () => {
