@@ -208,7 +208,7 @@ function outcome(r: Run): Outcome {
 async function runTable(t: Test, endpoint: string, real: boolean): Promise<void> {
   for (const step of SETUP) {
     const runs = await Promise.all(step.map((args) => ctl(endpoint, args)));
-    runs.forEach((r, i) => t.equal(r.code, 0, `setup: etcdctl ${step[i]!.join(' ')}`));
+    for (const [i, r] of runs.entries()) t.equal(r.code, 0, `setup: etcdctl ${step[i]!.join(' ')}`);
   }
   const check = async (row: Row) => {
     const r = await ctl(endpoint, [...USER[row.who], ...row.args], row.stdin);
