@@ -200,7 +200,12 @@ const IN_ORDER: Row[] = [
 
 /** The outcome of a run as a row states it: stdout, or the `Error:` text etcdctl printed. */
 function outcome(r: Run): Outcome {
-  if (r.code === 0 || r.stdout.startsWith('watch was canceled')) return { out: r.stdout };
+  // A cancelled watch: etcdctl prints the server's reason on a line of its own.
+  const cancelled = `${r.stdout}\n${r.stderr}`
+    .split('\n')
+    .find((l) => l.startsWith('watch was canceled'));
+  if (cancelled !== undefined) return { out: `${cancelled}\n` };
+  if (r.code === 0) return { out: r.stdout };
   const line = r.stderr.split('\n').find((l) => l.startsWith('Error: '));
   return { err: line === undefined ? `exit ${r.code}: ${r.stderr.trim()}` : line.slice(7) };
 }
