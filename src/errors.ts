@@ -305,6 +305,59 @@ export const ERRORS = {
     grpc: GrpcCode.InvalidArgument,
     message: 'etcetera: cannot load a TLS certificate, key or CA file',
   },
+  // --- etcd authentication (users, roles, tokens, permissions) ---
+  ERR_USER_EMPTY: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: user name is empty',
+  },
+  ERR_USER_ALREADY_EXIST: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: user name already exists',
+  },
+  ERR_ROLE_EMPTY: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: role name is empty',
+  },
+  ERR_ROLE_ALREADY_EXIST: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: role name already exists',
+  },
+  ERR_ROLE_NOT_GRANTED: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: role is not granted to the user',
+  },
+  ERR_PERMISSION_NOT_GRANTED: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: permission is not granted to the role',
+  },
+  ERR_ROOT_USER_NOT_EXIST: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: root user does not exist',
+  },
+  ERR_ROOT_ROLE_NOT_EXIST: {
+    grpc: GrpcCode.FailedPrecondition,
+    message: 'etcdserver: root user does not have root role',
+  },
+  ERR_AUTH_FAILED: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: authentication failed, invalid user ID or password',
+  },
+  ERR_PERMISSION_DENIED: {
+    grpc: GrpcCode.PermissionDenied,
+    message: 'etcdserver: permission denied',
+  },
+  ERR_INVALID_AUTH_TOKEN: {
+    grpc: GrpcCode.Unauthenticated,
+    message: 'etcdserver: invalid auth token',
+  },
+  ERR_INVALID_AUTH_MGMT: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: invalid auth management',
+  },
+  ERR_AUTH_OLD_REVISION: {
+    grpc: GrpcCode.InvalidArgument,
+    message: 'etcdserver: revision of auth store is old',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

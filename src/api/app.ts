@@ -20,12 +20,13 @@ import type { MemberApi } from '../server/types.js';
 import type { Cacher } from '../watchcache/index.js';
 import { type AccessOptions, AccessPolicy } from './access.js';
 import { DEFAULT_READ_BODY_TIMEOUT_MS, parseJson, rawBodyLimit, readBody } from './body.js';
+import { authRoutes } from './etcd/auth.js';
 import { clusterRoutes } from './etcd/cluster.js';
 import { kvRoutes } from './etcd/kv.js';
 import { leaseRoutes } from './etcd/lease.js';
 import { maintenanceRoutes } from './etcd/maintenance.js';
 import { canonicalEtcdPath } from './etcd/paths.js';
-import type { Route, RouteContext } from './etcd/route.js';
+import { callerContext, httpToken, type Route, type RouteContext } from './etcd/route.js';
 import { SNAPSHOT_PATH, serveSnapshot } from './etcd/snapshot.js';
 import { isHealthPath, mountHealth } from './health.js';
 import { type MountOptions, mountKubernetes } from './k8s/index.js';
@@ -71,7 +72,13 @@ export interface EtcdApi {
 export const DEFAULT_VERSION = { server: '3.4.23', cluster: '3.4.0' } as const;
 
 const POST_ROUTES: ReadonlyMap<string, Route> = new Map(
-  Object.entries({ ...kvRoutes, ...leaseRoutes, ...clusterRoutes, ...maintenanceRoutes }),
+  Object.entries({
+    ...kvRoutes,
+    ...leaseRoutes,
+    ...clusterRoutes,
+    ...maintenanceRoutes,
+    ...authRoutes,
+  }),
 );
 const GET_ROUTES = new Set(['/health', '/metrics', '/version']);
 
@@ -151,7 +158,10 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
     if (path === SNAPSHOT_PATH) {
       if (req.method === 'OPTIONS') return sendPreflight(res);
       if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
-      return void serveSnapshot(req, res, member, bodyLimit, bodyTimeoutMs);
+      return void callerContext(ctx, { token: httpToken(req.headers) }).then(
+        (own) => serveSnapshot(req, res, own.member, bodyLimit, bodyTimeoutMs),
+        (e) => sendError(res, e),
+      );
     }
     const route = POST_ROUTES.get(path);
     if (route === undefined) return next();
@@ -195,7 +205,8 @@ async function servePost(
   let answer: unknown;
   try {
     const body = parseJson(await readBody(req, bodyLimit.bytes, bodyLimit.ms));
-    answer = await route.handle(body, ctx);
+    const own = await callerContext(ctx, { token: httpToken(req.headers) });
+    answer = await route.handle(body, own);
   } catch (err) {
     if (res.destroyed) return; // the client left; nobody to answer
     if (!isEtceteraError(err)) logger?.error({ err }, 'etcd API: unexpected failure');

@@ -135,6 +135,20 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_KUBE_UNAUTHORIZED: 401,
   // --- TLS for clients and peers (raised at member start, never sent to a client) ---
   ERR_TLS_FILE: 500,
+  // --- etcd authentication ---
+  ERR_USER_EMPTY: 400,
+  ERR_USER_ALREADY_EXIST: 412,
+  ERR_ROLE_EMPTY: 400,
+  ERR_ROLE_ALREADY_EXIST: 412,
+  ERR_ROLE_NOT_GRANTED: 412,
+  ERR_PERMISSION_NOT_GRANTED: 412,
+  ERR_ROOT_USER_NOT_EXIST: 412,
+  ERR_ROOT_ROLE_NOT_EXIST: 412,
+  ERR_AUTH_FAILED: 400,
+  ERR_PERMISSION_DENIED: 403,
+  ERR_INVALID_AUTH_TOKEN: 401,
+  ERR_INVALID_AUTH_MGMT: 400,
+  ERR_AUTH_OLD_REVISION: 400,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */

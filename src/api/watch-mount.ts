@@ -14,6 +14,7 @@ import { WebSocketServer } from 'ws';
 import type { MemberApi } from '../server/types.js';
 import { Cacher } from '../watchcache/index.js';
 import { canonicalEtcdPath } from './etcd/paths.js';
+import { callerContext, httpToken, watchPermits } from './etcd/route.js';
 import {
   createEtcdWatchHandlers,
   type EtcdWatchHandlers,
@@ -85,6 +86,16 @@ export class WatchMount {
       cacher,
       maxRequestBytes: this.options.maxRequestBytes,
       ...this.options.watch,
+      authorize:
+        member.auth === undefined
+          ? undefined
+          : async (req) => {
+              const ctx = await callerContext(
+                { member, maxRequestBytes: this.options.maxRequestBytes },
+                { token: httpToken(req.headers) },
+              );
+              return watchPermits(ctx.member);
+            },
       header: () => {
         const h = member.header();
         return { clusterId: h.clusterId, memberId: h.memberId, raftTerm: String(h.raftTerm) };

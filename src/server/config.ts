@@ -6,10 +6,12 @@
  * The command line (src/cli.ts) and the embedding API both end here: `resolveConfig` takes a
  * partial, fills the defaults and validates, so a bad flag fails before anything is opened.
  */
+
 import { EtceteraError } from '../errors.js';
 import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
 import { DEFAULT_MAX_WATCHES_PER_STREAM } from '../watchcache/etcd-session.js';
 import { parseCidr } from '../wire/cidr.js';
+import { type AuthTokenSpec, parseAuthTokenSpec } from './auth-token.js';
 import { quotaBytesOf } from './quota.js';
 import { hasCertificate, type TlsFlags } from './tls.js';
 
@@ -78,6 +80,10 @@ export interface MemberConfig {
   initialCorruptCheck: boolean;
   /** --experimental-corrupt-check-time in ms: the leader's periodic check; 0 = off. */
   corruptCheckMs: number;
+  /** --auth-token: simple tokens, or JWTs signed with the given keys (src/server/auth-token.ts). */
+  authToken: AuthTokenSpec;
+  /** --auth-token-ttl: seconds a simple token lives after its last use. */
+  authTokenTtlSeconds: number;
   /** --scheduler: run the pod scheduler (src/scheduler) against this member. */
   scheduler: boolean;
   /** --scheduler-seed: seed of its tie-breaking generator; undefined: random. */
@@ -192,6 +198,10 @@ export interface MemberConfigInput {
   initialCorruptCheck?: boolean | string;
   /** A duration ("5m", "30s", "1m30s") or milliseconds as a number. */
   corruptCheckTime?: string | number;
+  /** etcd's --auth-token: `simple` or `jwt,pub-key=...,priv-key=...,sign-method=...`. */
+  authToken?: string;
+  /** etcd's --auth-token-ttl in seconds (default 300). */
+  authTokenTtl?: number;
   /** A boolean, or 'true' / 'false'. */
   scheduler?: boolean | string;
   schedulerSeed?: number;
@@ -414,6 +424,8 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       typeof input.corruptCheckTime === 'number'
         ? nonNegativeInt('experimental-corrupt-check-time', input.corruptCheckTime)
         : parseDuration('experimental-corrupt-check-time', input.corruptCheckTime ?? '0s'),
+    authToken: parseAuthTokenSpec(input.authToken ?? 'simple'),
+    authTokenTtlSeconds: positiveInt('auth-token-ttl', input.authTokenTtl, 300),
     scheduler: bool('scheduler', input.scheduler, false),
     schedulerSeed: schedulerSeed(input.schedulerSeed),
     controlPlane: resolveControlPlane(input),

@@ -43,6 +43,9 @@ const FLAGS = {
   'max-connections': ['maxConnections', true],
   'read-header-timeout': ['readHeaderTimeout', false],
   'read-body-timeout': ['readBodyTimeout', false],
+  // --- authentication ---
+  'auth-token': ['authToken', false],
+  'auth-token-ttl': ['authTokenTtl', true],
   ...schedulerFlags(),
   ...kubeAuthFlags(),
   ...tlsFlags(),
@@ -141,6 +144,9 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
                                  preface and SETTINGS must arrive within this (default ${DEFAULTS.readHeaderTimeout})
   --read-body-timeout            a request body must arrive within this; watch streams are
                                  not cut (default ${DEFAULTS.readBodyTimeout})
+  --auth-token                   simple | jwt,pub-key=FILE,priv-key=FILE,sign-method=RS256|ES256|...
+                                 [,ttl=5m]: the tokens Authenticate hands out (default simple)
+  --auth-token-ttl               seconds a simple token lives unused (default 300)
 
 Control plane (clients of this member's Kubernetes API, run in the same process):
   --control-plane                every part below (--nodes defaults to 3)

@@ -31,6 +31,8 @@ import type { Command, CommandResult, LeaseId, RangeRequest, RangeResult } from 
 import { checkCommand } from '../store/validate.js';
 import { alarmText } from './alarms.js';
 import { confStateOf } from './apply.js';
+import { MemberAuth } from './auth.js';
+import { JwtTokens, SimpleTokens, type TokenProvider } from './auth-token.js';
 import { establishIdentity } from './bootstrap.js';
 import { apiFace, ClientListeners, ServeGate } from './client-http.js';
 import { type MemberConfig, minLeaseTtlSeconds, requestTimeoutMs, urlString } from './config.js';
@@ -83,6 +85,9 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   readonly probes: MemberHealth;
   /** --quota-backend-bytes (quota.ts). */
   readonly quota: SpaceQuota;
+  /** etcd's auth: the Auth service and the per-caller views the faces serve through (auth.ts). */
+  readonly auth: MemberAuth;
+  private readonly tokens: TokenProvider;
   private readonly corruptCheck: CorruptCheckDeps;
   private readonly corruptChecker: CorruptChecker;
   private readonly w: Wired;
@@ -137,7 +142,12 @@ export class Member extends EventEmitter<Events> implements MemberApi {
         store,
         tls,
       };
-      member = new Member(base, db, kubeAuth);
+      const spec = config.authToken;
+      const tokens =
+        spec.kind === 'jwt'
+          ? await JwtTokens.open(spec)
+          : new SimpleTokens(config.authTokenTtlSeconds * 1000);
+      member = new Member(base, db, kubeAuth, tokens);
       await member.open(identity.how);
       return member;
     } catch (e) {
@@ -154,8 +164,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     b: Base,
     db: RaftDb,
     private readonly kubeAuth: KubeAuth,
+    tokens: TokenProvider,
   ) {
     super();
+    this.tokens = tokens;
     this.config = b.config;
     this.logger = b.logger;
     this.registry = b.registry;
@@ -223,6 +235,14 @@ export class Member extends EventEmitter<Events> implements MemberApi {
       intervalMs: b.config.corruptCheckMs,
     };
     this.corruptChecker = new CorruptChecker(this.corruptCheck);
+    this.auth = new MemberAuth({
+      store: this.store,
+      member: this,
+      propose: (c) => this.proposeChecked(c),
+      readBarrier: () => this.w.requests.readBarrier(),
+      header: () => this.header(),
+      tokens,
+    });
     this.probes = new MemberHealth({
       failure: () => this.failure?.message,
       stopping: () => this.stopping !== undefined,
@@ -549,6 +569,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.logger.info('stopping');
     this.w.presence.stop();
     this.quota.stop();
+    this.tokens.close();
     this.corruptChecker.stop();
     this.w.reaper.stop();
     this.w.compactor.stop();

@@ -7,10 +7,12 @@
  * Failures are EtceteraError (src/errors.ts) with stable codes; the API maps them to HTTP.
  */
 import type { Registry } from 'prom-client';
+import type { PermissionType } from '../store/auth.js';
 import type {
   Alarm,
   Command,
   CommandResult,
+  KeyRange,
   LeaseId,
   LeaseTimeToLive,
   RangeRequest,
@@ -103,6 +105,83 @@ export interface HealthProbes {
   readonly readyz: readonly NamedCheck[];
 }
 
+/** A key permission as the Auth service shows it. */
+export interface PermissionInfo {
+  permType: PermissionType;
+  key: Uint8Array;
+  rangeEnd: Uint8Array;
+}
+
+/**
+ * Who a request comes from, once its credentials are resolved (AuthApi.identify): a user and
+ * the auth revision their permissions are checked at, or nobody.
+ */
+export interface Caller {
+  readonly user: string | undefined;
+  readonly revision: number;
+}
+
+/** What a request brings to prove who it is. */
+export interface Credentials {
+  /** gRPC metadata `token`, or the JSON face's `Authorization` header. */
+  token?: string;
+  /**
+   * The common name of a verified client certificate (--client-cert-auth), when the client
+   * listener has one; a token, when present, wins, as in etcd.
+   */
+  certCommonName?: string;
+}
+
+/** etcd's Auth service over a member, and the checks every other request goes through. */
+export interface AuthApi {
+  /** The one place a request's identity is resolved. Throws ERR_INVALID_AUTH_TOKEN. */
+  identify(credentials: Credentials): Promise<Caller>;
+  /** The member as `caller` may use it: every call checks `caller`'s permissions first. */
+  as(caller: Caller): MemberApi;
+  status(
+    caller: Caller,
+  ): Promise<{ header: ResponseHeader; enabled: boolean; authRevision: number }>;
+  enable(caller: Caller): Promise<{ header: ResponseHeader }>;
+  disable(caller: Caller): Promise<{ header: ResponseHeader }>;
+  authenticate(name: string, password: string): Promise<{ header: ResponseHeader; token: string }>;
+  userAdd(
+    caller: Caller,
+    name: string,
+    password: string,
+    noPassword: boolean,
+  ): Promise<{ header: ResponseHeader }>;
+  userGet(caller: Caller, name: string): Promise<{ header: ResponseHeader; roles: string[] }>;
+  userList(caller: Caller): Promise<{ header: ResponseHeader; users: string[] }>;
+  userDelete(caller: Caller, name: string): Promise<{ header: ResponseHeader }>;
+  userChangePassword(
+    caller: Caller,
+    name: string,
+    password: string,
+  ): Promise<{ header: ResponseHeader }>;
+  userGrantRole(caller: Caller, name: string, role: string): Promise<{ header: ResponseHeader }>;
+  userRevokeRole(caller: Caller, name: string, role: string): Promise<{ header: ResponseHeader }>;
+  roleAdd(caller: Caller, name: string): Promise<{ header: ResponseHeader }>;
+  roleGet(
+    caller: Caller,
+    name: string,
+  ): Promise<{ header: ResponseHeader; permissions: PermissionInfo[] }>;
+  roleList(caller: Caller): Promise<{ header: ResponseHeader; roles: string[] }>;
+  roleDelete(caller: Caller, name: string): Promise<{ header: ResponseHeader }>;
+  roleGrantPermission(
+    caller: Caller,
+    name: string,
+    permission: PermissionInfo,
+  ): Promise<{ header: ResponseHeader }>;
+  roleRevokePermission(
+    caller: Caller,
+    name: string,
+    key: Uint8Array,
+    rangeEnd: Uint8Array,
+  ): Promise<{ header: ResponseHeader }>;
+  /** Throws unless `caller` may watch the range (READ on all of it). */
+  checkWatch(caller: Caller, range: KeyRange): void;
+}
+
 /** What a face needs of a member. */
 export interface MemberApi {
   /** The header for an answer given now (current revision, term). */
@@ -167,4 +246,14 @@ export interface MemberApi {
   readonly maintenance?: MaintenanceApi;
   /** Health probes; without them, /health and the probes use `health()` alone. */
   readonly probes?: HealthProbes;
+  /**
+   * Authentication and permissions (src/server/auth.ts). Absent on test doubles: every
+   * request is then served as with auth disabled.
+   */
+  readonly auth?: AuthApi;
+  /**
+   * Set on a view made by `auth.as(caller)`: who the requests through it come from (watch
+   * creation checks it).
+   */
+  readonly caller?: Caller;
 }

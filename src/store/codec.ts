@@ -15,6 +15,7 @@ const OPS = new Set([
   'leaseGrant',
   'leaseRevoke',
   'alarm',
+  'auth',
   'noop',
 ]);
 

@@ -12,6 +12,7 @@
  */
 import { EtceteraError } from '../errors.js';
 import { type AlarmSet, META_ALARMS } from './alarms.js';
+import { type AuthStore, commandNeeds, META_AUTH } from './auth.js';
 import type { Snapshot } from './db.js';
 import { u64 } from './encoding.js';
 import { intervalStrings, toInterval } from './interval.js';
@@ -45,6 +46,8 @@ export interface CommandApplierState extends ApplyState {
   compactRevision: number;
   /** The raised alarms (alarms.ts): apply refuses writes under them. */
   readonly alarms: AlarmSet;
+  /** Users, roles and the enabled flag (auth.ts): apply checks stamped writes against them. */
+  readonly auth: AuthStore;
 }
 
 /**
@@ -75,6 +78,8 @@ export class CommandApplier {
   async apply(c: Command, nowMs: number): Promise<{ result: CommandResult; txn?: WriteTxn }> {
     const refusal = this.s.alarms.refusal(c);
     if (refusal !== undefined) throw new EtceteraError(refusal);
+    const denied = this.authRefusal(c);
+    if (denied !== undefined) throw new EtceteraError(denied);
     switch (c.op) {
       case 'put': {
         const txn = this.begin();
@@ -103,9 +108,37 @@ export class CommandApplier {
       }
       case 'alarm':
         return { result: { op: 'alarm', result: this.alarm(c) } };
+      case 'auth': {
+        this.s.auth.apply(c.request);
+        const value = this.s.auth.encode();
+        this.s.ops.push({ type: 'put', sublevel: this.s.db.meta, key: META_AUTH, value });
+        const result = { revision: this.s.revision, authRevision: this.s.auth.revision };
+        return { result: { op: 'auth', result } };
+      }
       case 'noop':
         return { result: { op: 'noop', result: { revision: this.s.revision } } };
     }
+  }
+
+  /**
+   * etcd's auth applier: while auth is enabled, a stamped client write is checked again
+   * against the auth state as applied (the member checked it before proposing, but users,
+   * roles or the enabled flag may have changed since). Unstamped commands are the member's own.
+   */
+  private authRefusal(c: Command) {
+    if (!this.s.auth.enabled) return undefined;
+    if (c.op !== 'put' && c.op !== 'deleteRange' && c.op !== 'txn' && c.op !== 'leaseRevoke')
+      return undefined;
+    if (c.auth === undefined) return undefined;
+    const needs = commandNeeds(c, (id) => this.leaseKeys(id)) ?? [];
+    return this.s.auth.needsRefusal(c.auth, needs);
+  }
+
+  private leaseKeys(id: number): Uint8Array[] {
+    const lease = this.s.lessor.get(id);
+    return lease === undefined
+      ? []
+      : [...lease.keys].map((k) => new Uint8Array(Buffer.from(k, 'latin1')));
   }
 
   private alarm(c: Extract<Command, { op: 'alarm' }>): { revision: Revision; alarms: Alarm[] } {

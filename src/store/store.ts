@@ -16,6 +16,7 @@
 import { EtceteraError, isEtceteraError } from '../errors.js';
 import { bytesToLatin1 } from '../wire/bytes.js';
 import { AlarmSet, META_ALARMS } from './alarms.js';
+import { AuthStore, META_AUTH } from './auth.js';
 import { CommandApplier, type CommandApplierState, readsPast } from './command-applier.js';
 import { Compactor } from './compactor.js';
 import { type BatchOp, openLevel, type Snapshot, type StoreDb, storeDb } from './db.js';
@@ -106,6 +107,7 @@ export interface PreparedStore {
     applied: number;
     index: KeyIndex;
     alarms: AlarmSet;
+    auth: AuthStore;
   };
 }
 
@@ -147,6 +149,7 @@ export class Store implements WatchableStore {
       revision: init.revision as Revision,
       compactRevision: init.compact,
       alarms: init.alarms,
+      auth: init.auth,
     };
     this.applier = new CommandApplier(this.state, () => this.db.snapshot());
     this.compactor = new Compactor(db, init.compactDone, {
@@ -171,7 +174,14 @@ export class Store implements WatchableStore {
     const db = storeDb(level, !options.db);
     const clock = options.clock ?? systemClock;
     const lessor = new Lessor(options.minLeaseTtl ?? 1, clock);
-    const init = await loadState(db, lessor, new KeyIndex(), new AlarmSet(), clock.now());
+    const init = await loadState(
+      db,
+      lessor,
+      new KeyIndex(),
+      new AlarmSet(),
+      new AuthStore(),
+      clock.now(),
+    );
     const resolved: ResolvedOptions = {
       clock,
       maxTxnOps: options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS,
@@ -214,6 +224,15 @@ export class Store implements WatchableStore {
    */
   alarms(): Alarm[] {
     return this.state.alarms.list();
+  }
+
+  /**
+   * Users, roles, the enabled flag and the auth revision as applied (auth.ts): replicated,
+   * persisted with the data, in the Raft snapshot. What etcd keeps in its auth buckets.
+   * Read-only to callers: it changes through `auth` commands only.
+   */
+  get auth(): AuthStore {
+    return this.state.auth;
   }
 
   /** Number of live keys (from the apply-side index). */
@@ -409,6 +428,7 @@ export class Store implements WatchableStore {
           this.lessor,
           this.state.index,
           this.state.alarms,
+          this.state.auth,
           this.options.clock.now(),
         );
         this.state.revision = init.revision as Revision;
@@ -540,11 +560,13 @@ async function loadState(
   lessor: Lessor,
   index: KeyIndex,
   alarms: AlarmSet,
+  auth: AuthStore,
   nowMs: number,
 ) {
   lessor.clear();
   index.clear();
   alarms.load(await db.meta.get(META_ALARMS));
+  auth.load(await db.meta.get(META_AUTH));
   const num = (name: Uint8Array, absent: number) =>
     readMetaNumber(db.meta, name, undefined, absent);
   const revision = await num(META_REVISION, 1);
@@ -571,5 +593,5 @@ async function loadState(
     }
   }
   await it.close();
-  return { revision, compact, compactDone, applied, index, alarms };
+  return { revision, compact, compactDone, applied, index, alarms, auth };
 }

@@ -6,6 +6,8 @@
  * values are bytes (Uint8Array); the embedded API also accepts strings (UTF-8).
  */
 
+import type { AuthRequest, AuthStamp } from './auth.js';
+
 declare const revisionBrand: unique symbol;
 /** A main revision of the keyspace. A fresh store is at revision 1. */
 export type Revision = number & { readonly [revisionBrand]: 'Revision' };
@@ -131,14 +133,24 @@ export interface TxnRequest {
   failure: RequestOp[];
 }
 
+/**
+ * Who proposed a client write while auth may be on (auth.ts): apply checks its permissions
+ * again, as etcd's auth applier does. Absent on what the member proposes itself.
+ */
+export interface Stamped {
+  auth?: AuthStamp;
+}
+
 /** A write command: what goes through Raft and into `Store.apply`. */
 export type Command =
-  | ({ op: 'put' } & PutRequest)
-  | ({ op: 'deleteRange' } & DeleteRangeRequest)
-  | ({ op: 'txn' } & TxnRequest)
+  | ({ op: 'put' } & PutRequest & Stamped)
+  | ({ op: 'deleteRange' } & DeleteRangeRequest & Stamped)
+  | ({ op: 'txn' } & TxnRequest & Stamped)
   | { op: 'compact'; revision: number }
   | { op: 'leaseGrant'; id: number; ttl: number }
-  | { op: 'leaseRevoke'; id: number }
+  | ({ op: 'leaseRevoke'; id: number } & Stamped)
+  /** A change of users, roles or the enabled flag (auth.ts): replicated as etcd's auth store. */
+  | { op: 'auth'; request: AuthRequest }
   /** Raises or clears an alarm (alarms.ts): replicated state, as etcd's alarm store. */
   | { op: 'alarm'; action: AlarmAction; memberId: string; alarm: AlarmType }
   /** Applied for its applied index only (a Raft no-op entry, a membership change). */
@@ -218,6 +230,12 @@ export interface AlarmResult {
   alarms: Alarm[];
 }
 
+/** The auth revision after an `auth` command. */
+export interface AuthResult {
+  revision: Revision;
+  authRevision: number;
+}
+
 /** What `apply` returns for each command kind. */
 export type CommandResult =
   | { op: 'put'; result: PutResult }
@@ -227,6 +245,7 @@ export type CommandResult =
   | { op: 'leaseGrant'; result: LeaseGrantResult }
   | { op: 'leaseRevoke'; result: LeaseRevokeResult }
   | { op: 'alarm'; result: AlarmResult }
+  | { op: 'auth'; result: AuthResult }
   | { op: 'noop'; result: { revision: Revision } };
 
 // ---------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@
  * limits (op count, size) are checked before proposing only (`APPLY_LIMITS`). The
  * order of checks and the errors follow etcd 3.4's v3rpc validation.
  */
+
 import { EtceteraError } from '../errors.js';
+import { type AuthRequest, type PasswordHash, PERMISSION_TYPES } from './auth.js';
 import { type Interval, intervalContains, toInterval } from './interval.js';
 import type {
   Command,
@@ -221,10 +223,66 @@ export function checkCommand(c: Command, limits: Limits): void {
         throw invalid('alarm member ID must be a uint64 in decimal');
       if (!ALARM_TYPES.includes(c.alarm)) throw invalid('alarm must be NOSPACE or CORRUPT');
       break;
+    case 'auth':
+      checkAuthRequest(c.request);
+      break;
     case 'noop':
       break;
     default:
       throw invalid('unknown command');
   }
   if (commandSize(c) > limits.maxRequestBytes) throw new EtceteraError('ERR_REQUEST_TOO_LARGE');
+}
+
+/** The shape of an auth command (names are strings, permissions well-formed, hashes present). */
+function checkAuthRequest(r: AuthRequest): void {
+  const str = (v: unknown, what: string) => {
+    if (typeof v !== 'string') throw invalid(`${what} must be a string`);
+  };
+  const hash = (p: unknown) => {
+    if (p === undefined) return;
+    const h = p as Partial<PasswordHash> | null;
+    if (
+      h === null ||
+      h.scheme !== 'scrypt' ||
+      typeof h.salt !== 'string' ||
+      typeof h.hash !== 'string'
+    )
+      throw invalid('password must be a scrypt hash with its salt');
+  };
+  if (r === null || typeof r !== 'object') throw invalid('auth request must be an object');
+  switch (r.type) {
+    case 'enable':
+    case 'disable':
+      return;
+    case 'userAdd':
+    case 'userChangePassword':
+      str(r.name, 'user name');
+      hash(r.password);
+      return;
+    case 'userDelete':
+    case 'roleAdd':
+    case 'roleDelete':
+      str(r.name, 'name');
+      return;
+    case 'userGrantRole':
+    case 'userRevokeRole':
+      str(r.name, 'user name');
+      str(r.role, 'role name');
+      return;
+    case 'roleGrantPermission':
+      str(r.name, 'role name');
+      if (!PERMISSION_TYPES.includes(r.permission?.permType))
+        throw invalid('permission type must be READ, WRITE or READWRITE');
+      checkBytes('key', r.permission.key, true);
+      checkBytes('range_end', r.permission.rangeEnd, true);
+      return;
+    case 'roleRevokePermission':
+      str(r.name, 'role name');
+      checkBytes('key', r.key, true);
+      checkBytes('range_end', r.rangeEnd, true);
+      return;
+    default:
+      throw invalid('unknown auth request');
+  }
 }

@@ -41,7 +41,17 @@ export interface EtcdCreateRequest extends WatchOptions {
 export interface EtcdSessionOptions extends Omit<ConnectionOptions, 'onWatcherDone'> {
   /** Most watches open at once on the stream. Default {@link DEFAULT_MAX_WATCHES_PER_STREAM}. */
   maxWatches?: number;
+  /**
+   * Whether the stream's caller may watch this range (etcd's auth: READ on all of it). A
+   * create it refuses is answered created and canceled with watch_id -1 and etcd's reason.
+   * Default: every create is permitted.
+   */
+  permits?: (req: EtcdCreateRequest) => boolean;
 }
+
+/** etcd's cancel reason for a watch on a range the caller may not read. */
+export const PERMISSION_DENIED_REASON =
+  'rpc error: code = PermissionDenied desc = etcdserver: permission denied';
 
 /** Watches one stream may hold at once, unless configured (--max-watches-per-stream). */
 export const DEFAULT_MAX_WATCHES_PER_STREAM = 10_000;
@@ -60,6 +70,7 @@ export class EtcdWatchSession<F = EtcdFrame> {
   private nextAutoId = 0;
   private readonly connection: Connection<F>;
   private readonly maxWatches: number;
+  private readonly permits: ((req: EtcdCreateRequest) => boolean) | undefined;
 
   constructor(
     private readonly cacher: Cacher,
@@ -67,8 +78,9 @@ export class EtcdWatchSession<F = EtcdFrame> {
     sink: FrameSink<F>,
     options: EtcdSessionOptions = {},
   ) {
-    const { maxWatches, ...connectionOptions } = options;
+    const { maxWatches, permits, ...connectionOptions } = options;
     this.maxWatches = maxWatches ?? DEFAULT_MAX_WATCHES_PER_STREAM;
+    this.permits = permits;
     this.connection = new Connection(cacher, sink, {
       ...connectionOptions,
       onWatcherDone: (w) => {
@@ -83,6 +95,13 @@ export class EtcdWatchSession<F = EtcdFrame> {
   }
 
   create(req: EtcdCreateRequest): void {
+    if (this.permits !== undefined && !this.permits(req)) {
+      const revision = this.cacher.revision as Revision;
+      this.connection.enqueueAnswer(
+        this.format.createdFrame(-1, revision, PERMISSION_DENIED_REASON),
+      );
+      return;
+    }
     if (this.ids.size >= this.maxWatches) {
       this.refuse(new EtceteraError('ERR_WATCH_LIMIT', { detail: `at most ${this.maxWatches}` }));
       return;

@@ -5,9 +5,10 @@
  * (`{"result": ...}` and a newline), as etcd does for lease keepalive.
  */
 import { EtceteraError } from '../../errors.js';
-import type { MemberApi, ResponseHeader } from '../../server/types.js';
+import type { Credentials, MemberApi, ResponseHeader } from '../../server/types.js';
 import type { Command, CommandResult } from '../../store/types.js';
 import { commandSize } from '../../store/validate.js';
+import { utf8ToBytes } from '../../wire/bytes.js';
 import type { Json } from './encode.js';
 
 type ResultOf<Op extends Command['op']> = Extract<CommandResult, { op: Op }>['result'];
@@ -40,4 +41,44 @@ export async function write<Op extends Command['op']>(
     throw new Error(`member answered ${result.op} to ${command.op}`);
   }
   return { header, result: result.result as ResultOf<Op> };
+}
+
+/**
+ * The context of one request: the member as the request's caller may use it (etcd's auth,
+ * src/server/auth.ts). Rejects with ERR_INVALID_AUTH_TOKEN for a token the member does not
+ * know. A member without auth (a test double) serves the context as it is.
+ */
+export async function callerContext<C extends RouteContext>(
+  ctx: C,
+  credentials: Credentials,
+): Promise<C> {
+  const auth = ctx.member.auth;
+  if (auth === undefined) return ctx;
+  const caller = await auth.identify(credentials);
+  return { ...ctx, member: auth.as(caller) };
+}
+
+/** What the caller of a view may watch (READ on the whole range); undefined: anything. */
+export function watchPermits(
+  member: MemberApi,
+): ((r: { key: string | Uint8Array; rangeEnd?: string | Uint8Array }) => boolean) | undefined {
+  const { auth, caller } = member;
+  if (auth === undefined || caller === undefined) return undefined;
+  const bytes = (b: string | Uint8Array) => (typeof b === 'string' ? utf8ToBytes(b) : b);
+  return (r) => {
+    try {
+      auth.checkWatch(caller, {
+        key: bytes(r.key),
+        rangeEnd: r.rangeEnd === undefined ? undefined : bytes(r.rangeEnd),
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/** The token of an HTTP request: etcd's gateway takes the `Authorization` header as it is. */
+export function httpToken(headers: { authorization?: string }): string | undefined {
+  return headers.authorization;
 }

@@ -27,10 +27,11 @@ import type {
 import type { Duplex } from 'node:stream';
 import grpc from '@grpc/grpc-js';
 import type { Logger } from '../../server/logger.js';
-import type { MemberApi } from '../../server/types.js';
+import type { Credentials, MemberApi } from '../../server/types.js';
 import { Cacher } from '../../watchcache/cacher.js';
 import { EtcdProtobufFormat } from '../../watchcache/encoders/etcd-protobuf.js';
 import { etcdProto } from '../../wire/proto/index.js';
+import { callerContext, watchPermits } from '../etcd/route.js';
 import { authService } from './auth.js';
 import { clusterService } from './cluster.js';
 import { decodeRequest, encodeResponse } from './codec.js';
@@ -38,6 +39,7 @@ import { enforcePingPolicy } from './keepalive.js';
 import { kvService } from './kv.js';
 import { leaseService } from './lease.js';
 import { maintenanceService } from './maintenance.js';
+import { RawGrpcCall } from './raw-call.js';
 import { grpcStatusOf } from './status.js';
 import type { GrpcContext, MethodImpl, ServiceImpl } from './types.js';
 import { serveWatch, WATCH_PATH, type WatchServiceOptions } from './watch.js';
@@ -157,7 +159,17 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
   };
   const injector = createInjector(server, (stream, headers) => {
     if (headers[':path'] !== WATCH_PATH || !isGrpc(headers)) return false;
-    serveWatch(watch, stream, headers);
+    // The stream's messages wait in it (nothing reads them yet) while its caller is identified.
+    callerContext(ctx, credentialsOfHeaders(headers)).then(
+      (own) => {
+        if (stream.destroyed) return;
+        serveWatch({ ...watch, permits: watchPermits(own.member) }, stream, headers);
+      },
+      (e) => {
+        if (stream.destroyed) return;
+        new RawGrpcCall(stream, headers, { maxReceiveBytes: maxReceive }).finish(grpcStatusOf(e));
+      },
+    );
     return true;
   });
   injector.http2.on('session', (session: ServerHttp2Session) =>
@@ -229,7 +241,10 @@ function bind(
     case 'unary':
       return (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
         Promise.resolve()
-          .then(() => impl.handle(decodeRequest(requestType, call.request), ctx))
+          .then(async () => {
+            const request = decodeRequest(requestType, call.request);
+            return impl.handle(request, await callerContext(ctx, credentialsOf(call.metadata)));
+          })
           .then(
             (res) => callback(null, encodeResponse(responseType, res)),
             (e) => {
@@ -250,9 +265,37 @@ function bind(
           call.emit('error', { code: s.code, details: s.details });
           return;
         }
-        impl.handle(request, call, ctx);
+        callerContext(ctx, credentialsOf(call.metadata)).then(
+          (own) => impl.handle(request, call, own),
+          (e) => {
+            const s = grpcStatusOf(e);
+            call.emit('error', { code: s.code, details: s.details });
+          },
+        );
       };
     case 'bidi':
-      return (call: grpc.ServerDuplexStream<Buffer, Buffer>) => impl.handle(call, ctx);
+      // The stream's messages wait (the call is paused until a 'data' listener is added)
+      // while its caller is identified.
+      return (call: grpc.ServerDuplexStream<Buffer, Buffer>) =>
+        void callerContext(ctx, credentialsOf(call.metadata)).then(
+          (own) => impl.handle(call, own),
+          (e) => {
+            const s = grpcStatusOf(e);
+            call.emit('error', { code: s.code, details: s.details });
+          },
+        );
   }
+}
+
+/** The same, from a stream's request headers (gRPC metadata travels as HTTP/2 headers). */
+function credentialsOfHeaders(headers: IncomingHttpHeaders): Credentials {
+  const value = headers.token ?? headers.authorization;
+  const one = Array.isArray(value) ? value[0] : value;
+  return one === undefined ? {} : { token: one };
+}
+
+/** etcd reads the token from the metadata `token`, else `authorization` (its gateway's). */
+function credentialsOf(md: grpc.Metadata): Credentials {
+  const value = md.get('token')[0] ?? md.get('authorization')[0];
+  return value === undefined ? {} : { token: String(value) };
 }

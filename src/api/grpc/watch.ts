@@ -25,6 +25,7 @@ import { EtcdWatchSession } from '../../watchcache/etcd-session.js';
 import type { FrameSink } from '../../watchcache/types.js';
 import { etcdProto } from '../../wire/proto/index.js';
 import { decodeWatchCancel, decodeWatchCreate } from '../etcd/decode.js';
+import type { watchPermits } from '../etcd/route.js';
 import { decodeRequest, type Msg } from './codec.js';
 import { RawGrpcCall } from './raw-call.js';
 import { grpcStatusOf } from './status.js';
@@ -40,6 +41,8 @@ export interface WatchServiceOptions {
   highWaterBytes?: number;
   /** Watches one stream may hold; one more create is refused in-stream. Default the session's. */
   maxWatches?: number;
+  /** What the caller may watch (READ on the whole range, with auth on); undefined: anything. */
+  permits?: ReturnType<typeof watchPermits>;
 }
 
 /** Serves one Watch call on its HTTP/2 stream. */
@@ -53,6 +56,7 @@ export function serveWatch(
   const session = new EtcdWatchSession(o.cacher, o.format, rawSink(call), {
     highWaterBytes: o.highWaterBytes,
     maxWatches: o.maxWatches,
+    permits: o.permits,
   });
   call.start({
     message(bytes) {

@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EtceteraError } from '../../../errors.js';
+import type { EtcdSessionOptions } from '../../../watchcache/etcd-session.js';
 import { sendError, streamErrorChunk } from '../../respond.js';
 import { JsonSplitter } from './body.js';
 import { decodeWatchRequest } from './decode.js';
@@ -22,7 +23,23 @@ export function serveHttpWatch(
     sendError(res, new EtceteraError('ERR_METHOD_NOT_ALLOWED'));
     return;
   }
-  const session = openSession(ctx, httpSink(res));
+  if (ctx.authorize === undefined) return start(ctx, req, res, undefined);
+  ctx.authorize(req).then(
+    (permits) => start(ctx, req, res, permits),
+    (e) => {
+      sendError(res, e);
+      req.destroy();
+    },
+  );
+}
+
+function start(
+  ctx: WatchStreamContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  permits: EtcdSessionOptions['permits'],
+): void {
+  const session = openSession(ctx, httpSink(res), permits);
   const fail = (e: unknown) => {
     session.close();
     if (!res.headersSent) sendError(res, e);

@@ -39,6 +39,8 @@ export interface EtcdWatchOptions {
   highWaterBytes?: number;
   /** Most watches on one stream; one more create is refused (ERR_WATCH_LIMIT). Default 10,000. */
   maxWatchesPerStream?: number;
+  /** Who may watch what (the member's auth); absent: every watch is permitted. */
+  authorize?: WatchStreamContext['authorize'];
 }
 
 export interface EtcdWatchHandlers {
@@ -59,6 +61,7 @@ export function createEtcdWatchHandlers(options: EtcdWatchOptions): EtcdWatchHan
     format,
     session: { highWaterBytes: options.highWaterBytes, maxWatches: options.maxWatchesPerStream },
     maxRequestBytes,
+    authorize: options.authorize,
   };
   return {
     format,

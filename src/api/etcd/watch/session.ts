@@ -3,6 +3,7 @@
  * stream runs in (the watch cache, the one shared encoder, the session tuning, the request
  * bound), and applying a request to the stream's {@link EtcdWatchSession}.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Cacher } from '../../../watchcache/cacher.js';
 import type { EtcdFrame, EtcdJsonFormat } from '../../../watchcache/encoders/etcd-json.js';
 import {
@@ -27,14 +28,20 @@ export interface WatchStreamContext {
   readonly session: Pick<EtcdSessionOptions, 'highWaterBytes' | 'maxWatches'>;
   /** Largest WatchRequest accepted (ERR_REQUEST_TOO_LARGE beyond). */
   readonly maxRequestBytes: number;
+  /**
+   * Resolves who a stream's request comes from (its Authorization header) into what that
+   * caller may watch; rejects for a bad token. Absent: every watch is permitted.
+   */
+  readonly authorize?: (req: IncomingMessage) => Promise<EtcdSessionOptions['permits']>;
 }
 
 /** A new session over `sink`, in the server's context. */
 export function openSession(
   ctx: WatchStreamContext,
   sink: FrameSink<EtcdFrame>,
+  permits?: EtcdSessionOptions['permits'],
 ): EtcdWatchSession<EtcdFrame> {
-  return new EtcdWatchSession(ctx.cacher, ctx.format, sink, ctx.session);
+  return new EtcdWatchSession(ctx.cacher, ctx.format, sink, { ...ctx.session, permits });
 }
 
 export function applyWatchRequest(session: EtcdWatchSession<EtcdFrame>, r: EtcdWatchRequest): void {

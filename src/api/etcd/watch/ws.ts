@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
 import { EtceteraError } from '../../../errors.js';
+import type { EtcdSessionOptions } from '../../../watchcache/etcd-session.js';
 import { streamErrorChunk } from '../../respond.js';
 import { decodeWatchRequest } from './decode.js';
 import { applyWatchRequest, openSession, type WatchStreamContext } from './session.js';
@@ -14,8 +15,20 @@ import { wsSink } from './sink.js';
 
 /** `req` is the upgrade request (its socket is corked). */
 export function serveWsWatch(ctx: WatchStreamContext, ws: WebSocket, req: IncomingMessage): void {
-  const session = openSession(ctx, wsSink(ws, req.socket));
-  ws.on('message', (data: Buffer, isBinary: boolean) => {
+  // Messages that arrive while the caller is being identified wait for it, in order.
+  let session: ReturnType<typeof openSession> | undefined;
+  let waiting: Array<[Buffer, boolean]> | undefined = [];
+  const ready = (permits: EtcdSessionOptions['permits']) => {
+    session = openSession(ctx, wsSink(ws, req.socket), permits);
+    const queued = waiting ?? [];
+    waiting = undefined;
+    for (const [data, isBinary] of queued) onMessage(data, isBinary);
+  };
+  const onMessage = (data: Buffer, isBinary: boolean) => {
+    if (session === undefined) {
+      waiting?.push([data, isBinary]);
+      return;
+    }
     try {
       const text = isBinary ? Buffer.from(data).toString('utf8') : data.toString('utf8');
       if (Buffer.byteLength(text) > ctx.maxRequestBytes)
@@ -26,7 +39,15 @@ export function serveWsWatch(ctx: WatchStreamContext, ws: WebSocket, req: Incomi
       ws.send(streamErrorChunk(e).text.trimEnd());
       ws.close(1007, 'invalid watch request');
     }
-  });
-  ws.on('close', () => session.close());
-  ws.on('error', () => session.close());
+  };
+  ws.on('message', onMessage);
+  if (ctx.authorize === undefined) ready(undefined);
+  else
+    ctx.authorize(req).then(ready, (e) => {
+      waiting = undefined;
+      ws.send(streamErrorChunk(e).text.trimEnd());
+      ws.close(1008, 'invalid auth token');
+    });
+  ws.on('close', () => session?.close());
+  ws.on('error', () => session?.close());
 }
