@@ -35,6 +35,7 @@ export function watchMethod(o: WatchServiceOptions): MethodImpl {
     handle(call) {
       const session = new EtcdWatchSession(o.cacher, o.format, grpcSink(call), {
         highWaterBytes: o.highWaterBytes,
+        kind: 'grpc',
       });
       let ended = false;
       const end = () => {

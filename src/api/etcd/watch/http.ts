@@ -22,7 +22,7 @@ export function serveHttpWatch(
     sendError(res, new EtceteraError('ERR_METHOD_NOT_ALLOWED'));
     return;
   }
-  const session = openSession(ctx, httpSink(res));
+  const session = openSession(ctx, httpSink(res), 'etcd-http');
   const fail = (e: unknown) => {
     session.close();
     if (!res.headersSent) sendError(res, e);

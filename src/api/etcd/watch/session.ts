@@ -33,8 +33,9 @@ export interface WatchStreamContext {
 export function openSession(
   ctx: WatchStreamContext,
   sink: FrameSink<EtcdFrame>,
+  kind: 'etcd-http' | 'etcd-ws',
 ): EtcdWatchSession<EtcdFrame> {
-  return new EtcdWatchSession(ctx.cacher, ctx.format, sink, ctx.session);
+  return new EtcdWatchSession(ctx.cacher, ctx.format, sink, { ...ctx.session, kind });
 }
 
 export function applyWatchRequest(session: EtcdWatchSession<EtcdFrame>, r: EtcdWatchRequest): void {

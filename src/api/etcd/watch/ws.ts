@@ -14,7 +14,7 @@ import { wsSink } from './sink.js';
 
 /** `req` is the upgrade request (its socket is corked). */
 export function serveWsWatch(ctx: WatchStreamContext, ws: WebSocket, req: IncomingMessage): void {
-  const session = openSession(ctx, wsSink(ws, req.socket));
+  const session = openSession(ctx, wsSink(ws, req.socket), 'etcd-ws');
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     try {
       const text = isBinary ? Buffer.from(data).toString('utf8') : data.toString('utf8');
