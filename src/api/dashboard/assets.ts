@@ -4,6 +4,7 @@
  * `uplot` package the member depends on. Nothing comes from a CDN. Files are read once and
  * kept in memory; only the names in ASSETS are ever served.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -42,15 +43,15 @@ export async function asset(name: string): Promise<{ type: string; body: Buffer 
 /**
  * What a self-contained HTML page needs to draw the dashboard's plots without a server:
  * uPlot's style and script and the shared plotting code (plots.js), inlined. The fan-out
- * benchmark's report uses it.
+ * benchmark's report uses it (read synchronously: a report is written once).
  */
-export async function inlinePlotting(): Promise<string> {
-  const text = async (name: string) => (await asset(name))!.body.toString('utf8');
+export function inlinePlotting(): string {
+  const text = (name: string) => readFileSync(ASSETS[name]![1](), 'utf8');
   // A script's text must not close its own element.
   const safe = (s: string) => s.replace(/<\/(script)/gi, '<\\/$1');
   return [
-    `<style>${await text('uPlot.min.css')}</style>`,
-    `<script>${safe(await text('uPlot.iife.min.js'))}</script>`,
-    `<script>${safe(await text('plots.js'))}</script>`,
+    `<style>${text('uPlot.min.css')}</style>`,
+    `<script>${safe(text('uPlot.iife.min.js'))}</script>`,
+    `<script>${safe(text('plots.js'))}</script>`,
   ].join('\n');
 }
