@@ -4,7 +4,7 @@
  * against the medians, and the HTML page (latency percentiles against watchers, both systems).
  */
 import type { RunResult } from './fanout-run.js';
-import { type HtmlTable, htmlPage, latencySvg, type PlotSeries } from './lib/plot.js';
+import { type HtmlTable, htmlPage, latencyChart, type PlotSeries } from './lib/plot.js';
 import type { System } from './lib/servers.js';
 
 /** Runs of one configuration, per system. */
@@ -234,7 +234,8 @@ export function html(groups: Group[], meta: Record<string, unknown>): string {
     'etcetera watch fan-out vs etcd',
     intro,
     [
-      latencySvg(
+      latencyChart(
+        'broadcast-latency',
         'broadcast: latency percentiles against watchers (100 writes/s)',
         'watchers',
         series,

@@ -10,6 +10,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 rmSync(join(root, '.build', 'test'), { recursive: true, force: true });
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.test.json')], { stdio: 'inherit' });
-execFileSync(process.execPath, [join(root, 'scripts', 'copy-proto.mjs'), join(root, '.build', 'src', 'wire', 'proto')], {
-  stdio: 'inherit',
-});
+// Files the compiled modules read from beside themselves, as the package build copies them.
+const copy = (script, dest) =>
+  execFileSync(process.execPath, [join(root, 'scripts', script), join(root, '.build', 'src', ...dest)], {
+    stdio: 'inherit',
+  });
+copy('copy-proto.mjs', ['wire', 'proto']);
+copy('copy-dashboard.mjs', ['api', 'dashboard', 'assets']);

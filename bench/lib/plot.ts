@@ -1,8 +1,11 @@
 /**
- * A self-contained HTML page with an inline SVG line plot of latency percentiles (log scale)
- * against a count (linear), one colour per system and one dash pattern per percentile, plus
- * tables of the numbers. No scripts, no external assets: the file opens anywhere.
+ * A self-contained HTML page with line plots of latency percentiles (log scale) against a
+ * count (linear), one colour per system and one dash pattern per percentile, plus tables of
+ * the numbers. The plots are the member dashboard's (uPlot and its plots.js, inlined into the
+ * page by `inlinePlotting`), with an inline SVG of the same data for readers without scripts.
+ * No external assets: the file opens anywhere.
  */
+import { inlinePlotting } from '../../src/api/dashboard/assets.js';
 
 export interface PlotPoint {
   x: number;
@@ -102,6 +105,50 @@ export function latencySvg(title: string, xLabel: string, series: PlotSeries[]):
   return out.join('\n');
 }
 
+/**
+ * The same plot drawn in the page by the dashboard's plotting code (plots.js over uPlot),
+ * the SVG as its fallback where scripts do not run.
+ */
+export function latencyChart(
+  id: string,
+  title: string,
+  xLabel: string,
+  series: PlotSeries[],
+): string {
+  const dashes: Record<string, number[] | undefined> = {
+    p50: undefined,
+    p99: [8, 4],
+    p999: [2, 3],
+  };
+  const lines = series.flatMap((s) =>
+    PERCENTILES.map((p) => ({
+      label: `${s.label} ${p.label}`,
+      color: s.color,
+      dash: dashes[p.key],
+      points: s.points.filter((pt) => pt[p.key] > 0).map((pt) => [pt.x, pt[p.key]]),
+    })),
+  );
+  const spec = {
+    title,
+    xLabel,
+    yLabel: 'ms',
+    logY: true,
+    width: W,
+    height: H,
+    series: lines.map(({ label, color, dash }) => ({ label, color, dash })),
+  };
+  // JSON inside a script element: no `<` may end it early.
+  const json = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c');
+  return [
+    `<div id="${esc(id)}"></div>`,
+    `<noscript>${latencySvg(title, xLabel, series)}</noscript>`,
+    '<script>',
+    `etceteraPlots.lineChart(document.getElementById(${json(id)}), ${json(spec)},`,
+    `  etceteraPlots.mergeColumns(${json(lines.map((l) => l.points))}));`,
+    '</script>',
+  ].join('\n');
+}
+
 export function htmlPage(
   title: string,
   intro: string[],
@@ -121,6 +168,7 @@ export function htmlPage(
     `<html><head><meta charset="utf-8"><title>${esc(title)}</title>`,
     '<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}',
     'td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}</style>',
+    inlinePlotting(),
     '</head><body>',
     `<h1>${esc(title)}</h1>`,
     ...intro.map((p) => `<p>${esc(p)}</p>`),

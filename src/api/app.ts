@@ -3,7 +3,8 @@
  *
  * Every route is a POST of one JSON message, dispatched from a table (kv.ts, lease.ts,
  * cluster.ts) by exact path (`/v3beta/` paths as their `/v3/` twins, as etcd 3.4 serves them); /v3/watch streams (watch-mount.ts); GET /health, /livez, /readyz
- * and /healthz (health.ts), /metrics and /version are plain handlers. The
+ * and /healthz (health.ts), the live dashboard under /dashboard (dashboard/), /metrics and
+ * /version are plain handlers. The
  * request path of a POST route, in order, and who may refuse it:
  *   1. the raw body is read up to a byte bound (body.ts)          → request is too large
  *   2. it is parsed as JSON                                       → malformed JSON
@@ -20,6 +21,7 @@ import type { MemberApi } from '../server/types.js';
 import type { Cacher } from '../watchcache/index.js';
 import { type AccessOptions, AccessPolicy } from './access.js';
 import { DEFAULT_READ_BODY_TIMEOUT_MS, parseJson, rawBodyLimit, readBody } from './body.js';
+import { isDashboardPath, mountDashboard } from './dashboard/index.js';
 import { authRoutes } from './etcd/auth.js';
 import { clusterRoutes } from './etcd/cluster.js';
 import { kvRoutes } from './etcd/kv.js';
@@ -90,7 +92,9 @@ export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): Etcd
     maxRequestBytes,
     watch: options.watch,
   });
-  const router = buildRouter(member, options, watch);
+  const router = express.Router();
+  const dashboard = mountDashboard(router, member);
+  router.use(buildRouter(member, options, watch));
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -126,6 +130,7 @@ export function createEtcdApi(member: MemberApi, options: ApiOptions = {}): Etcd
       watch.handleUpgrade(req, socket, head) ||
       (kube?.handleUpgrade(req, socket, head) ?? false),
     close: async () => {
+      dashboard.close();
       await kube?.close();
       await watch.close();
     },
@@ -187,7 +192,8 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
       .catch(next);
   });
   router.use((req: Request, res: Response, next: NextFunction) => {
-    if (!GET_ROUTES.has(req.path) && !isHealthPath(req.path)) return next();
+    if (!GET_ROUTES.has(req.path) && !isHealthPath(req.path) && !isDashboardPath(req.path))
+      return next();
     if (req.method === 'OPTIONS') return sendPreflight(res);
     methodNotAllowed(res, 'GET');
   });

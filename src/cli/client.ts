@@ -42,6 +42,7 @@ import { Client, ClientError, type Protocol } from '../client/index.js';
 import { saveSnapshot } from '../client/snapshot.js';
 import { snapshotStatus } from '../client/snapshot-status.js';
 import type { HashKvResponse, RangeOptions, SortOrder, SortTarget } from '../client/types.js';
+import { Progress } from './progress.js';
 
 export interface ClientIo {
   stdout: (s: string) => void;
@@ -50,6 +51,8 @@ export interface ClientIo {
   readStdin: () => Promise<string>;
   /** Ends long-running commands (watch, lease keep-alive). Default: SIGINT. */
   signal?: AbortSignal;
+  /** Whether stderr is a terminal: then `snapshot save` draws its progress there. */
+  stderrIsTTY?: boolean;
 }
 
 const EXIT = {
@@ -155,6 +158,7 @@ function processIo(): ClientIo {
   return {
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
+    stderrIsTTY: process.stderr.isTTY === true,
     readStdin: async () => {
       const chunks: Buffer[] = [];
       for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -565,9 +569,12 @@ async function cmdSnapshot(ctx: Ctx): Promise<number> {
     );
     return EXIT.interrupted;
   }
+  const progress = new Progress({ write: ctx.io.stderr, tty: ctx.io.stderrIsTTY === true });
   try {
-    await saveSnapshot(ctx.client.snapshot(), file);
+    await saveSnapshot(ctx.client.snapshot(), file, (n) => progress.update(n));
+    progress.finish(true);
   } catch (e) {
+    progress.finish(false);
     ctx.io.stderr(`Error: ${(e as Error).message}\n`);
     return EXIT.interrupted;
   }

@@ -25,6 +25,8 @@ export interface SavedSnapshot {
 export async function saveSnapshot(
   chunks: AsyncIterable<Uint8Array>,
   file: string,
+  /** Called after each chunk is written, with the bytes received so far (a progress bar). */
+  onBytes?: (received: number) => void,
 ): Promise<SavedSnapshot> {
   const part = `${file}.part`;
   const out = await open(part, 'w', 0o600);
@@ -35,6 +37,7 @@ export async function saveSnapshot(
     for await (const chunk of chunks) {
       await out.write(chunk);
       size += chunk.length;
+      onBytes?.(size);
       const joined = Buffer.concat([tail, chunk]);
       const cut = Math.max(0, joined.length - TRAILER);
       hash.update(joined.subarray(0, cut));

@@ -39,6 +39,7 @@ import {
 import { createMetrics, type WatchMetrics } from './metrics.js';
 import { type ResolvedOptions, resolveOptions, type WatchCacheOptions } from './options.js';
 import { SlowPolicy } from './slow-policy.js';
+import { WatchTally } from './tally.js';
 import {
   type Cancellation,
   type FrameEncoder,
@@ -80,6 +81,8 @@ export class Cacher implements CatchUpHost {
   readonly options: ResolvedOptions;
   readonly cache: WatchCache;
   readonly metrics: WatchMetrics;
+  /** Counters by connection kind, slow and ended watchers (O(1) upkeep; see tally.ts). */
+  readonly tally = new WatchTally();
   private readonly index = new WatcherIndex<AnyWatcher>();
   private readonly fieldIndex = new FieldIndex<AnyWatcher>();
   private readonly watchers = new Set<AnyWatcher>();
@@ -110,6 +113,7 @@ export class Cacher implements CatchUpHost {
     this.catchUp = new CatchUp(this);
     const o = this.options;
     this.slow = new SlowPolicy(
+      this.tally,
       o.clock,
       o.watcherHardBufferBytes,
       o.slowBudgetMaxMs,
@@ -292,6 +296,8 @@ export class Cacher implements CatchUpHost {
     this.progressWatchers.delete(w);
     this.metrics.watchers.dec();
     if (cancellation.reason === 'SLOW') this.metrics.slowCancelled.inc();
+    this.tally.ended[cancellation.reason]++;
+    this.slow.forget(w);
     // Undelivered events are dropped; the resume revision must then point at the first of them.
     const first = w.dropQueued();
     let c = cancellation;

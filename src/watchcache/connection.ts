@@ -23,6 +23,7 @@
 
 import { Revision } from '../store/types.js';
 import type { Cacher } from './cacher.js';
+import type { KindTally } from './tally.js';
 import type { FrameSink, TurnScheduler } from './types.js';
 import type { CatchUpGroup, Watcher } from './watcher.js';
 
@@ -33,6 +34,8 @@ export interface ConnectionOptions {
   scheduler?: TurnScheduler;
   /** Called when a finished watcher's last frame was written (the id can be reused). */
   onWatcherDone?: (w: Watcher<unknown>) => void;
+  /** What opened it, for the cacher's tally (`etcd-http`, `grpc`, ...). Default `other`. */
+  kind?: string;
 }
 
 /** One answer in request order. */
@@ -74,6 +77,7 @@ export class Connection<F> {
   private readonly schedule: TurnScheduler;
   /** Number of sink writes so far (tests check coalescing with it). */
   writes = 0;
+  private readonly tally: KindTally;
 
   constructor(
     private readonly cacher: Cacher,
@@ -82,6 +86,8 @@ export class Connection<F> {
   ) {
     this.highWaterBytes = options.highWaterBytes ?? 256 * 1024;
     this.schedule = options.scheduler ?? ((fn) => cacher.requestFlush(fn));
+    this.tally = cacher.tally.kind(options.kind ?? 'other');
+    this.tally.connections++;
   }
 
   get watcherCount(): number {
@@ -97,6 +103,7 @@ export class Connection<F> {
       this.cacher.cancel(w);
       return;
     }
+    if (!this.attached.has(w)) this.tally.watchers++;
     this.attached.add(w);
     w.onReadable = () => this.markReadable(w);
     if (created === undefined) {
@@ -148,6 +155,8 @@ export class Connection<F> {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.tally.connections--;
+    this.tally.watchers -= this.attached.size;
     for (const w of this.attached) {
       w.onReadable = null;
       w.leaveGroup();
@@ -280,7 +289,7 @@ export class Connection<F> {
   }
 
   private forget(w: Watcher<F>): void {
-    this.attached.delete(w);
+    if (this.attached.delete(w)) this.tally.watchers--;
     this.readable.delete(w);
     this.held.delete(w);
     w.onReadable = null;

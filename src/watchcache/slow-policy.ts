@@ -10,6 +10,7 @@
  */
 
 import type { Clock } from '../store/types.js';
+import type { WatchTally } from './tally.js';
 import { TimeBudget } from './time-budget.js';
 import type { Watcher } from './watcher.js';
 
@@ -17,6 +18,8 @@ export class SlowPolicy {
   private readonly budget: TimeBudget;
 
   constructor(
+    /** Its `slowNow` counts the watchers over their bound now. */
+    private readonly tally: WatchTally,
     private readonly clock: Clock,
     private readonly hardBytes: number,
     budgetMaxMs: number,
@@ -36,6 +39,7 @@ export class SlowPolicy {
     const now = this.clock.now();
     if (w.overSinceMs === null) {
       w.overSinceMs = now;
+      this.tally.slowNow++;
       w.graceMs = this.budget.takeAvailable();
       return w.graceMs <= 0;
     }
@@ -48,5 +52,14 @@ export class SlowPolicy {
     this.budget.returnUnused(w.graceMs - (this.clock.now() - w.overSinceMs));
     w.overSinceMs = null;
     w.graceMs = 0;
+    this.tally.slowNow--;
+  }
+
+  /** `w` ended: it no longer counts as over its bound (its grace is not returned). */
+  forget(w: Watcher<unknown>): void {
+    if (w.overSinceMs === null) return;
+    w.overSinceMs = null;
+    w.graceMs = 0;
+    this.tally.slowNow--;
   }
 }

@@ -57,6 +57,7 @@ export function serveWatch(
     highWaterBytes: o.highWaterBytes,
     maxWatches: o.maxWatches,
     permits: o.permits,
+    kind: 'grpc',
   });
   call.start({
     message(bytes) {

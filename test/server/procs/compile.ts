@@ -62,5 +62,8 @@ export async function compileCli(): Promise<string> {
     recursive: true,
     filter: (src) => !src.endsWith('.ts'),
   });
+  // The dashboard serves its page, script and style from beside its module, as the build copies them.
+  const assets = join('api', 'dashboard', 'assets');
+  await cp(join(SRC, assets), join(OUT, 'src', assets), { recursive: true });
   return join(OUT, 'src', 'cli.js');
 }

@@ -39,7 +39,7 @@ function start(
   res: ServerResponse,
   permits: EtcdSessionOptions['permits'],
 ): void {
-  const session = openSession(ctx, httpSink(res), permits);
+  const session = openSession(ctx, httpSink(res), 'etcd-http', permits);
   const fail = (e: unknown) => {
     session.close();
     if (!res.headersSent) sendError(res, e);

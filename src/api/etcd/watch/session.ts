@@ -39,9 +39,10 @@ export interface WatchStreamContext {
 export function openSession(
   ctx: WatchStreamContext,
   sink: FrameSink<EtcdFrame>,
+  kind: 'etcd-http' | 'etcd-ws',
   permits?: EtcdSessionOptions['permits'],
 ): EtcdWatchSession<EtcdFrame> {
-  return new EtcdWatchSession(ctx.cacher, ctx.format, sink, { ...ctx.session, permits });
+  return new EtcdWatchSession(ctx.cacher, ctx.format, sink, { ...ctx.session, kind, permits });
 }
 
 export function applyWatchRequest(session: EtcdWatchSession<EtcdFrame>, r: EtcdWatchRequest): void {

@@ -19,7 +19,7 @@ export function serveWsWatch(ctx: WatchStreamContext, ws: WebSocket, req: Incomi
   let session: ReturnType<typeof openSession> | undefined;
   let waiting: Array<[Buffer, boolean]> | undefined = [];
   const ready = (permits: EtcdSessionOptions['permits']) => {
-    session = openSession(ctx, wsSink(ws, req.socket), permits);
+    session = openSession(ctx, wsSink(ws, req.socket), 'etcd-ws', permits);
     const queued = waiting ?? [];
     waiting = undefined;
     for (const [data, isBinary] of queued) onMessage(data, isBinary);

@@ -91,6 +91,7 @@ export class KubeWatch {
     };
     this.connection = new Connection(cacher, frames, {
       highWaterBytes: settings.maxBufferedBytes,
+      kind: 'kubernetes',
     });
   }
 
