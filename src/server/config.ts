@@ -77,10 +77,6 @@ export interface MemberConfig {
   initialCorruptCheck: boolean;
   /** --experimental-corrupt-check-time in ms: the leader's periodic check; 0 = off. */
   corruptCheckMs: number;
-  /** --scheduler: run the pod scheduler (src/scheduler) against this member. */
-  scheduler: boolean;
-  /** --scheduler-seed: seed of its tie-breaking generator; undefined: random. */
-  schedulerSeed: number | undefined;
   /** The control plane run beside the member, and the API behaviour it needs. */
   controlPlane: ControlPlaneConfig;
 }
@@ -91,8 +87,13 @@ export interface ControlPlaneConfig {
   parts: Record<string, boolean | number>;
   /** Pod IPs of simulated nodes come from here, a /24 per node. */
   clusterCidr: string;
-  /** A bound Pod's delete sets deletionTimestamp; its kubelet removes it. */
+  /**
+   * A bound Pod's delete sets deletionTimestamp; its kubelet removes it. Default: on when
+   * the simulated nodes run (they are what finishes such a deletion), else off.
+   */
   gracefulPodDeletion: boolean;
+  /** --scheduler-seed: seed of the scheduler's tie-breaking generator; undefined: random. */
+  schedulerSeed: number | undefined;
   /** Simulated Pods become Ready this long after they run. */
   nodeReadinessDelayMs: number;
 }
@@ -154,12 +155,10 @@ export interface MemberConfigInput {
   initialCorruptCheck?: boolean | string;
   /** A duration ("5m", "30s", "1m30s") or milliseconds as a number. */
   corruptCheckTime?: string | number;
-  /** A boolean, or 'true' / 'false'. */
-  scheduler?: boolean | string;
   schedulerSeed?: number;
   /** --control-plane: every part on (nodes: 3 unless --nodes says otherwise). */
   controlPlane?: boolean | string;
-  /** Per-part switches by part name (`controllers`, `nodes`, ...). */
+  /** Per-part switches by part name (`controllers`, `scheduler`, `nodes`, ...). */
   parts?: Record<string, boolean | number | string>;
   clusterCidr?: string;
   gracefulPodDeletion?: boolean | string;
@@ -354,8 +353,6 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       typeof input.corruptCheckTime === 'number'
         ? nonNegativeInt('experimental-corrupt-check-time', input.corruptCheckTime)
         : parseDuration('experimental-corrupt-check-time', input.corruptCheckTime ?? '0s'),
-    scheduler: bool('scheduler', input.scheduler, false),
-    schedulerSeed: schedulerSeed(input.schedulerSeed),
     controlPlane: resolveControlPlane(input),
   };
 }
@@ -413,15 +410,17 @@ function resolveControlPlane(input: MemberConfigInput): ControlPlaneConfig {
       parts[name] = n;
     } else parts[name] = bool(name, v, false);
   }
-  const any =
-    all || Object.values(parts).some((v) => v === true || (typeof v === 'number' && v > 0));
+  // Graceful deletion needs a kubelet to finish it: on by default with the simulated nodes.
+  const nodes = parts.nodes;
+  const nodesOn = typeof nodes === 'number' ? nodes > 0 : all && nodes === undefined;
   const readiness = input.nodeReadinessDelayMs ?? 200;
   if (!Number.isSafeInteger(readiness) || readiness < 0)
     throw bad('--node-readiness-delay must be a number of ms');
   return {
     parts: all ? { ...parts, [CONTROL_PLANE_ALL]: true } : parts,
     clusterCidr: cidrFlag('cluster-cidr', input.clusterCidr ?? '10.244.0.0/16'),
-    gracefulPodDeletion: bool('graceful-pod-deletion', input.gracefulPodDeletion, any),
+    gracefulPodDeletion: bool('graceful-pod-deletion', input.gracefulPodDeletion, nodesOn),
+    schedulerSeed: schedulerSeed(input.schedulerSeed),
     nodeReadinessDelayMs: readiness,
   };
 }

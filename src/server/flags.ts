@@ -39,7 +39,8 @@ const FLAGS = {
   'quota-backend-bytes': ['quotaBackendBytes', true],
   'experimental-initial-corrupt-check': ['initialCorruptCheck', false],
   'experimental-corrupt-check-time': ['corruptCheckTime', false],
-  ...schedulerFlags(),
+  // the control plane's scheduler (its switch is a part's, below)
+  'scheduler-seed': ['schedulerSeed', true],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -64,9 +65,10 @@ export function parseServeArgs(
   };
   let values: Record<string, string | boolean | undefined>;
   const off = new Set<string>();
+  const withValues = switchesWithValues(args, off);
   try {
     ({ values } = parseArgs({
-      args: switchesWithValues(withBareBooleans(args), off),
+      args: withValues,
       options,
       strict: true,
       allowPositionals: false,
@@ -141,9 +143,11 @@ ${PARTS.filter((p) => p.kind === 'switch')
   --nodes                        simulated nodes (default 0; 3 with --control-plane)
   --cluster-cidr                 Pod IPs of simulated nodes, a /24 each (default 10.244.0.0/16)
   --graceful-pod-deletion        true | false: deleting a bound Pod waits for its kubelet
-                                 (default true with a control plane)
+                                 (default true when the simulated nodes run, which finish it)
   --node-readiness-delay         ms from a simulated Pod running to Ready (default 200)
-${schedulerUsage()}`;
+  --scheduler-seed               seed of the scheduler's tie-breaking generator (default: random)
+Each switch also takes a value: --scheduler=false, --scheduler false, ETCETERA_SCHEDULER=false.
+`;
 
 // --- control plane: --control-plane, one switch per part of src/controlplane/parts.ts ---
 
@@ -165,16 +169,39 @@ function controlPlaneOptions(): Record<string, { type: 'string' | 'boolean' }> {
   return o;
 }
 
-/** `--controllers=false` / `=true` for boolean switches (parseArgs takes no value for them). */
+/**
+ * The one way a switch takes a value (parseArgs takes none for booleans): `--scheduler`,
+ * `--scheduler=true|false` and `--scheduler true|false` (the next argument exactly true or
+ * false). Switches given false land in `off`; any other value after `=` is left for
+ * parseArgs to refuse.
+ */
 function switchesWithValues(args: readonly string[], off: Set<string>): string[] {
   const names = new Set(switchNames());
   const out: string[] = [];
-  for (const a of args) {
-    const m = /^--([a-z-]+)=(true|false)$/.exec(a);
-    if (m && names.has(m[1] as string)) {
-      if (m[2] === 'true') out.push(`--${m[1]}`);
-      else off.add(m[1] as string);
-    } else out.push(a);
+  const set = (name: string, value: string) => {
+    if (value === 'true') out.push(`--${name}`);
+    else off.add(name);
+  };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    const eq = /^--([a-z-]+)=(.*)$/.exec(a);
+    if (eq && names.has(eq[1] as string)) {
+      const v = eq[2] as string;
+      if (v !== 'true' && v !== 'false')
+        throw bad(`--${eq[1]} must be true or false, not ${JSON.stringify(v)}`);
+      set(eq[1] as string, v);
+      continue;
+    }
+    const bare = /^--([a-z-]+)$/.exec(a);
+    const next = args[i + 1];
+    if (bare && names.has(bare[1] as string) && next !== undefined && !next.startsWith('-')) {
+      if (next !== 'true' && next !== 'false')
+        throw bad(`--${bare[1]} must be true or false, not ${JSON.stringify(next)}`);
+      set(bare[1] as string, next);
+      i++;
+      continue;
+    }
+    out.push(a);
   }
   return out;
 }
@@ -207,35 +234,4 @@ function controlPlaneInput(
     } else input[field] = v;
   }
   return input;
-}
-
-// --- The control plane's scheduler (src/scheduler). Declared as functions so that the
-// tables above, built when this module loads, can use them from the end of the file.
-
-function schedulerFlags() {
-  return {
-    scheduler: ['scheduler', false],
-    'scheduler-seed': ['schedulerSeed', true],
-  } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
-}
-
-/** Boolean flags that may be given bare (`--scheduler` for `--scheduler=true`). */
-function bareBooleanFlags(): readonly string[] {
-  return ['scheduler'];
-}
-
-/** `--flag` with no value (last, or followed by another flag) becomes `--flag=true`. */
-export function withBareBooleans(args: readonly string[]): string[] {
-  const bare = new Set(bareBooleanFlags().map((f) => `--${f}`));
-  return args.map((a, i) => {
-    if (!bare.has(a)) return a;
-    const next = args[i + 1];
-    return next === undefined || next.startsWith('-') ? `${a}=true` : a;
-  });
-}
-
-function schedulerUsage(): string {
-  return `  --scheduler                    run the pod scheduler against this member (default false)
-  --scheduler-seed               seed of the scheduler's tie-breaking generator (default: random)
-`;
 }
