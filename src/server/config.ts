@@ -77,6 +77,8 @@ export interface MemberConfig {
   initialCorruptCheck: boolean;
   /** --experimental-corrupt-check-time in ms: the leader's periodic check; 0 = off. */
   corruptCheckMs: number;
+  /** --service-cluster-ip-range: Service clusterIPs are allocated from it (IPv4 CIDR). */
+  serviceClusterIpRange: string;
   /** The control plane run beside the member, and the API behaviour it needs. */
   controlPlane: ControlPlaneConfig;
 }
@@ -156,6 +158,8 @@ export interface MemberConfigInput {
   /** A duration ("5m", "30s", "1m30s") or milliseconds as a number. */
   corruptCheckTime?: string | number;
   schedulerSeed?: number;
+  /** An IPv4 CIDR, default 10.96.0.0/12 as kube-apiserver's. */
+  serviceClusterIpRange?: string;
   /** --control-plane: every part on (nodes: 3 unless --nodes says otherwise). */
   controlPlane?: boolean | string;
   /** Per-part switches by part name (`controllers`, `scheduler`, `nodes`, ...). */
@@ -353,6 +357,10 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       typeof input.corruptCheckTime === 'number'
         ? nonNegativeInt('experimental-corrupt-check-time', input.corruptCheckTime)
         : parseDuration('experimental-corrupt-check-time', input.corruptCheckTime ?? '0s'),
+    serviceClusterIpRange: cidrFlag(
+      'service-cluster-ip-range',
+      input.serviceClusterIpRange ?? '10.96.0.0/12',
+    ),
     controlPlane: resolveControlPlane(input),
   };
 }

@@ -39,6 +39,7 @@ const FLAGS = {
   'quota-backend-bytes': ['quotaBackendBytes', true],
   'experimental-initial-corrupt-check': ['initialCorruptCheck', false],
   'experimental-corrupt-check-time': ['corruptCheckTime', false],
+  'service-cluster-ip-range': ['serviceClusterIpRange', false],
   // the control plane's scheduler (its switch is a part's, below)
   'scheduler-seed': ['schedulerSeed', true],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
@@ -131,6 +132,7 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --experimental-corrupt-check-time
                                  how often the leader compares members' hashes and raises
                                  CORRUPT on a mismatch, e.g. 5m (default 0s = off)
+  --service-cluster-ip-range     IPv4 CIDR Service clusterIPs are allocated from (default 10.96.0.0/12)
 
 Control plane (clients of this member's Kubernetes API, run in the same process):
   --control-plane                every part below (--nodes defaults to 3)

@@ -233,7 +233,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
             timeoutMs: this.config.grpcKeepaliveTimeoutMs,
           },
         },
-        kubernetes: { gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion },
+        kubernetes: {
+          gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion,
+          serviceClusterIpRange: this.config.serviceClusterIpRange,
+        },
       }),
     );
     this.clients = await ClientListeners.open(face, this.config.listenClientUrls);
