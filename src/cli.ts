@@ -10,7 +10,7 @@
  * exits 0; a second signal exits at once. A member removed from its cluster stops and exits 0.
  */
 import { isEtceteraError } from './errors.js';
-import { CONTROL_PLANE_ALL, resolveConfig } from './server/config.js';
+import { resolveConfig } from './server/config.js';
 import { parseServeArgs, SERVE_USAGE } from './server/flags.js';
 import { ETCD_VERSION, ETCETERA_VERSION } from './server/version.js';
 
@@ -24,11 +24,6 @@ async function serve(args: string[]): Promise<void> {
   const member = await Member.start(config);
   const { controlPlaneEnabled, startForMember } = await import('./controlplane/serve.js');
   const controlPlane = controlPlaneEnabled(config) ? await startForMember(member) : undefined;
-  // The scheduler runs with --scheduler, or with --control-plane (every part).
-  const stopScheduler =
-    config.scheduler || schedulerWithControlPlane(config)
-      ? schedulerOf(config, member.logger)
-      : undefined;
   let exiting = false;
   const shutdown = (code: number, why: string) => {
     if (exiting) {
@@ -36,7 +31,7 @@ async function serve(args: string[]): Promise<void> {
     }
     exiting = true;
     member.logger.info({ why }, 'shutting down');
-    Promise.all([stopScheduler?.(), controlPlane?.stop()])
+    Promise.resolve(controlPlane?.stop())
       .catch(() => undefined)
       .then(() => member.stop())
       .then(
@@ -51,35 +46,6 @@ async function serve(args: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown(0, 'SIGINT'));
   member.on('removed', () => shutdown(0, 'removed from the cluster'));
   member.on('error', () => shutdown(1, 'raft failed'));
-}
-
-/** --control-plane switches every part on, the scheduler too. */
-function schedulerWithControlPlane(config: ReturnType<typeof resolveConfig>): boolean {
-  return config.controlPlane.parts[CONTROL_PLANE_ALL] === true;
-}
-
-/** Starts the scheduler against the member's first client URL; returns its stop. */
-function schedulerOf(
-  config: ReturnType<typeof resolveConfig>,
-  logger: { info(o: object, m: string): void; warn(o: object, m: string): void },
-): () => Promise<void> {
-  const url = new URL(String(config.advertiseClientUrls[0] ?? config.listenClientUrls[0]));
-  if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = '127.0.0.1';
-  const started = Promise.all([
-    import('./scheduler/scheduler.js'),
-    import('./client/k8s/index.js'),
-  ]).then(([{ Scheduler }, { KubeClient }]) => {
-    const scheduler = new Scheduler(new KubeClient({ baseUrl: url.origin }), {
-      ...(config.schedulerSeed !== undefined ? { seed: config.schedulerSeed } : {}),
-      onError: (e) => logger.warn({ err: String(e) }, 'scheduler'),
-    });
-    scheduler.start().then(
-      () => logger.info({ url: url.origin, seed: config.schedulerSeed }, 'scheduler started'),
-      (e: unknown) => logger.warn({ err: String(e) }, 'scheduler stopped before it started'),
-    );
-    return scheduler;
-  });
-  return () => started.then((s) => s.stop());
 }
 
 export async function main(argv: string[]): Promise<void> {

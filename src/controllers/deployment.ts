@@ -17,6 +17,9 @@
  * scaled, never rolled. Status: replicas, updatedReplicas, readyReplicas,
  * availableReplicas, unavailableReplicas, observedGeneration, and the Available and
  * Progressing conditions with Kubernetes' reasons — what `kubectl rollout status` reads.
+ * A rollout without progress (more updated, ready or available Pods, fewer old ones) for
+ * progressDeadlineSeconds (default 600) gets Progressing False, ProgressDeadlineExceeded;
+ * the Deployment is looked at again when its deadline would pass.
  */
 import { controllerOf, ignoreNotFound, ownerReference } from '../client/k8s/conflict.js';
 import type { Informer } from '../client/k8s/informer.js';
@@ -116,6 +119,8 @@ export class DeploymentController {
   private readonly rs: Informer<ReplicaSetLike>;
   private readonly pods: Informer<PodLike>;
   private readonly now: () => number;
+  /** Deployment key → ms until its progress deadline is to be checked (set by writeStatus). */
+  private readonly recheck = new Map<string, number>();
 
   constructor(private readonly ctx: ControllerContext) {
     this.now = ctx.now ?? Date.now;
@@ -180,6 +185,10 @@ export class DeploymentController {
     if (recreate) await this.recreate(d, newRS, olds);
     else await this.rolling(d, newRS, olds);
     await this.cleanup(d);
+    // A rollout in progress is looked at again when its progress deadline would pass.
+    const ms = this.recheck.get(key);
+    this.recheck.delete(key);
+    return ms === undefined ? undefined : { requeueAfterMs: ms };
   }
 
   private client(namespace: string) {
@@ -499,11 +508,37 @@ export class DeploymentController {
       );
     } else if (newRS) {
       const prev = old.find((c) => c.type === 'Progressing');
-      const reason =
-        prev?.reason === 'NewReplicaSetCreated' && prev.message.includes(rsName)
-          ? 'NewReplicaSetCreated'
-          : 'ReplicaSetUpdated';
-      progressing = cond('Progressing', 'True', reason, `ReplicaSet "${rsName}" is progressing.`);
+      const was = d.status ?? {};
+      // Progress, as Kubernetes counts it: more updated, ready or available Pods, or fewer
+      // old ones. It renews the Progressing condition's lastUpdateTime.
+      const progressed =
+        updated > (was.updatedReplicas ?? 0) ||
+        ready > (was.readyReplicas ?? 0) ||
+        avail > (was.availableReplicas ?? 0) ||
+        statusReplicas - updated < (was.replicas ?? 0) - (was.updatedReplicas ?? 0);
+      const deadlineMs = (d.spec?.progressDeadlineSeconds ?? 600) * 1000;
+      const since = prev ? Date.parse(prev.lastUpdateTime ?? '') : Number.NaN;
+      const timedOut =
+        prev?.reason === 'ProgressDeadlineExceeded' ||
+        (!progressed && Number.isFinite(since) && this.now() - since > deadlineMs);
+      if (timedOut && !progressed) {
+        progressing = cond(
+          'Progressing',
+          'False',
+          'ProgressDeadlineExceeded',
+          `ReplicaSet "${rsName}" has timed out progressing.`,
+        );
+      } else {
+        const reason =
+          prev?.reason === 'NewReplicaSetCreated' && prev.message.includes(rsName) && !progressed
+            ? 'NewReplicaSetCreated'
+            : 'ReplicaSetUpdated';
+        progressing = cond('Progressing', 'True', reason, `ReplicaSet "${rsName}" is progressing.`);
+        if (progressed) progressing.lastUpdateTime = now;
+        const from = progressed ? this.now() : Number.isFinite(since) ? since : this.now();
+        // One second past the deadline: lastUpdateTime has second precision.
+        this.recheck.set(objectKey(d), Math.max(0, from + deadlineMs - this.now()) + 1000);
+      }
     } else {
       progressing = cond('Progressing', 'True', 'NewReplicaSetCreated', 'Created new replica set');
     }

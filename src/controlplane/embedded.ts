@@ -76,7 +76,8 @@ export async function startControlPlane(o: StartControlPlaneOptions = {}): Promi
     initialAdvertisePeerUrls: 'http://127.0.0.1:1',
     initialCluster: 'cp=http://127.0.0.1:1',
     logLevel: 'silent',
-    gracefulPodDeletion: true,
+    // A kubelet finishes a graceful deletion: on when the simulated nodes run.
+    gracefulPodDeletion: typeof parts.nodes === 'number' && parts.nodes > 0,
     ...memberInput,
   });
   const member = await Member.start(config, {

@@ -11,6 +11,7 @@ import { SharedInformers } from '../client/k8s/shared-informers.js';
 import type { ControllerSettings } from '../controllers/index.js';
 import type { ControllerLogger } from '../controllers/runtime/controller.js';
 import type { NodeSimulator, NodeSimulatorOptions } from '../nodes/simulator.js';
+import type { Scheduler, SchedulerOptions } from '../scheduler/scheduler.js';
 import { PARTS, partEnabled, type RunningPart } from './parts.js';
 
 export type { ControlPlanePart, PartContext, RunningPart } from './parts.js';
@@ -24,8 +25,12 @@ export interface ControlPlaneOptions {
   /** Tuning of the simulated nodes (delays, CIDR, zones). */
   nodeOptions?: Omit<NodeSimulatorOptions, 'nodes'>;
   controllerSettings?: ControllerSettings;
+  /** Settings of the scheduler (its seed, backoff, ...). */
+  schedulerOptions?: SchedulerOptions;
   logger?: ControllerLogger;
-  /** Further switches of parts listed in PARTS (e.g. `scheduler`). */
+  /** Run the scheduler (filter and score, binding through pods/binding). */
+  scheduler?: boolean;
+  /** Further switches of parts listed in PARTS. */
   [part: string]: unknown;
 }
 
@@ -41,6 +46,7 @@ export interface RunningControlPlane {
   /** The started parts' handles by name (`nodes` → NodeSimulator). */
   readonly parts: ReadonlyMap<string, unknown>;
   readonly nodes: NodeSimulator | undefined;
+  readonly scheduler: Scheduler | undefined;
   stop(): Promise<void>;
 }
 
@@ -69,6 +75,7 @@ export async function runControlPlane(
     informers,
     parts: running,
     nodes: running.get('nodes') as NodeSimulator | undefined,
+    scheduler: running.get('scheduler') as Scheduler | undefined,
     async stop() {
       for (const r of [...made].reverse()) await r.stop();
       await informers.stop();

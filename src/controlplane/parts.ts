@@ -72,8 +72,22 @@ const nodes: ControlPlanePart = {
   },
 };
 
+const scheduler: ControlPlanePart = {
+  name: 'scheduler',
+  kind: 'switch',
+  make: async (ctx) => {
+    const { Scheduler } = await import('../scheduler/scheduler.js');
+    const logger = ctx.options.logger;
+    const s = new Scheduler(ctx.kube, {
+      ...(ctx.options.schedulerOptions ?? {}),
+      ...(logger ? { onError: (e: unknown) => logger.warn({ err: String(e) }, 'scheduler') } : {}),
+    });
+    return { start: () => s.start(), stop: () => s.stop(), handle: s };
+  },
+};
+
 /** Every part, in start order. A new part adds one line here. */
-export const PARTS: readonly ControlPlanePart[] = [controllers, nodes];
+export const PARTS: readonly ControlPlanePart[] = [controllers, scheduler, nodes];
 
 export function partEnabled(p: ControlPlanePart, o: ControlPlaneOptions): boolean {
   const v = o[p.name];

@@ -14,10 +14,11 @@ import {
 import { PARTS, partEnabled } from './parts.js';
 
 export function controlPlaneOptions(config: MemberConfig): ControlPlaneOptions {
-  const { parts, clusterCidr, nodeReadinessDelayMs } = config.controlPlane;
+  const { parts, clusterCidr, nodeReadinessDelayMs, schedulerSeed } = config.controlPlane;
   const o: ControlPlaneOptions = parts[CONTROL_PLANE_ALL] ? allParts(3) : {};
   for (const [k, v] of Object.entries(parts)) if (k !== CONTROL_PLANE_ALL) o[k] = v;
   o.nodeOptions = { clusterCidr, readinessDelayMs: nodeReadinessDelayMs };
+  if (schedulerSeed !== undefined) o.schedulerOptions = { seed: schedulerSeed };
   return o;
 }
 

@@ -16,6 +16,10 @@
  *   annotation `sim.etcetera.dev/stop-delay-ms`), never later than its grace period, then
  *   the kubelet deletes it with gracePeriodSeconds=0.
  *
+ * A Node created by someone else with the marker label `etcetera.dev/simulated=true` is
+ * taken over the same way (its podCIDR kept when it has one): a user's own Node gets a
+ * simulated kubelet. Deleting such a Node ends its kubelet.
+ *
  * No container runs: what would run is recorded in `ran`. Per-Pod state the server does not
  * keep (when each stage began) lives in memory; a restarted simulator reads the rest back
  * from the Pods' status.
@@ -85,6 +89,8 @@ interface NodeState {
   lastStatus: number;
   used: Set<number>;
   paused: boolean;
+  /** The uid of the Node object this kubelet registered or took over. */
+  uid: string | undefined;
 }
 
 type Stage = 'creating' | 'running' | 'ready' | 'exited' | 'stopping';
@@ -109,6 +115,8 @@ export class NodeSimulator {
   private readonly nodes = new Map<string, NodeState>();
   private readonly runs = new Map<string, PodRun>();
   private readonly pods: Informer<PodLike>;
+  private readonly nodeObjects: Informer<KubeObject>;
+  private started = false;
   private readonly now: () => number;
   private readonly o: Required<Omit<NodeSimulatorOptions, 'logger' | 'now' | 'nodes'>>;
   private readonly cluster: Cidr;
@@ -140,6 +148,18 @@ export class NodeSimulator {
     });
     informers.addIndex<PodLike>(Resources.pods, NODE_INDEX, (p) => [p.spec?.nodeName ?? '']);
     this.pods = informers.for<PodLike>(Resources.pods);
+    this.nodeObjects = informers.for<KubeObject>(Resources.nodes);
+    const marked = (n: KubeObject) => {
+      const name = n.metadata.name ?? '';
+      if (!this.started || this.stopped || this.nodes.has(name)) return;
+      if (n.metadata.labels?.[SIMULATED_LABEL] !== 'true' || n.metadata.deletionTimestamp) return;
+      this.addNode(name).catch((e) => this.warn(e, name));
+    };
+    this.nodeObjects.addHandlers({
+      onAdd: marked,
+      onUpdate: (_o, n) => marked(n),
+      onDelete: (n) => this.forget(n.metadata.name ?? '', n.metadata.uid),
+    });
     const mine = (p: PodLike) => {
       if (this.nodes.has(p.spec?.nodeName ?? '')) this.controller.enqueue(objectKey(p));
     };
@@ -164,6 +184,23 @@ export class NodeSimulator {
         : this.options.nodes;
     this.controller.start();
     for (const name of names) await this.addNode(name);
+    this.started = true;
+    // Nodes with the marker label that were there before the simulator started.
+    for (const n of this.nodeObjects.list()) {
+      const name = n.metadata.name ?? '';
+      if (n.metadata.labels?.[SIMULATED_LABEL] === 'true' && !n.metadata.deletionTimestamp)
+        await this.addNode(name).catch((e) => this.warn(e, name));
+    }
+  }
+
+  /** A simulated Node was deleted (by anyone): its kubelet stops. */
+  private forget(name: string, uid: string | undefined): void {
+    const s = this.nodes.get(name);
+    // A Node registered again since (removeNode, addNode) is not the one deleted.
+    if (!s || s.uid === undefined || s.uid !== uid) return;
+    clearInterval(s.heartbeat);
+    clearInterval(s.statusTimer);
+    this.nodes.delete(name);
   }
 
   /** Registers (or takes over) a Node and starts its heartbeats. */
@@ -180,6 +217,7 @@ export class NodeSimulator {
       lastStatus: 0,
       used: new Set(),
       paused: false,
+      uid: undefined,
     };
     this.nodes.set(name, state);
     await this.register(state);
@@ -305,12 +343,13 @@ export class NodeSimulator {
       [SIMULATED_LABEL]: 'true',
     };
     try {
-      await client.create({
+      const made = await client.create({
         apiVersion: 'v1',
         kind: 'Node',
         metadata: { name: s.name, labels },
         spec: { podCIDR: s.cidr.text, podCIDRs: [s.cidr.text] },
       });
+      s.uid = made.metadata.uid;
     } catch (e) {
       if (!isKubeApiError(e, 409)) throw e;
       // Taken over: keep its podCIDR when it has one of the cluster CIDR.
@@ -320,7 +359,8 @@ export class NodeSimulator {
           s.cidr = parseCidr(cur.spec.podCIDR);
         } catch {}
       }
-      await client.patch(s.name, { metadata: { labels } }, 'merge');
+      const patched = await client.patch(s.name, { metadata: { labels } }, 'merge');
+      s.uid = patched.metadata.uid;
     }
     await this.postStatus(s);
   }

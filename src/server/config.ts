@@ -84,10 +84,8 @@ export interface MemberConfig {
   authToken: AuthTokenSpec;
   /** --auth-token-ttl: seconds a simple token lives after its last use. */
   authTokenTtlSeconds: number;
-  /** --scheduler: run the pod scheduler (src/scheduler) against this member. */
-  scheduler: boolean;
-  /** --scheduler-seed: seed of its tie-breaking generator; undefined: random. */
-  schedulerSeed: number | undefined;
+  /** --service-cluster-ip-range: Service clusterIPs are allocated from it (IPv4 CIDR). */
+  serviceClusterIpRange: string;
   /** The control plane run beside the member, and the API behaviour it needs. */
   controlPlane: ControlPlaneConfig;
   // --- limits under abuse (client port) ---
@@ -131,8 +129,13 @@ export interface ControlPlaneConfig {
   parts: Record<string, boolean | number>;
   /** Pod IPs of simulated nodes come from here, a /24 per node. */
   clusterCidr: string;
-  /** A bound Pod's delete sets deletionTimestamp; its kubelet removes it. */
+  /**
+   * A bound Pod's delete sets deletionTimestamp; its kubelet removes it. Default: on when
+   * the simulated nodes run (they are what finishes such a deletion), else off.
+   */
   gracefulPodDeletion: boolean;
+  /** --scheduler-seed: seed of the scheduler's tie-breaking generator; undefined: random. */
+  schedulerSeed: number | undefined;
   /** Simulated Pods become Ready this long after they run. */
   nodeReadinessDelayMs: number;
 }
@@ -202,12 +205,12 @@ export interface MemberConfigInput {
   authToken?: string;
   /** etcd's --auth-token-ttl in seconds (default 300). */
   authTokenTtl?: number;
-  /** A boolean, or 'true' / 'false'. */
-  scheduler?: boolean | string;
   schedulerSeed?: number;
+  /** An IPv4 CIDR, default 10.96.0.0/12 as kube-apiserver's. */
+  serviceClusterIpRange?: string;
   /** --control-plane: every part on (nodes: 3 unless --nodes says otherwise). */
   controlPlane?: boolean | string;
-  /** Per-part switches by part name (`controllers`, `nodes`, ...). */
+  /** Per-part switches by part name (`controllers`, `scheduler`, `nodes`, ...). */
   parts?: Record<string, boolean | number | string>;
   clusterCidr?: string;
   gracefulPodDeletion?: boolean | string;
@@ -426,8 +429,10 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
         : parseDuration('experimental-corrupt-check-time', input.corruptCheckTime ?? '0s'),
     authToken: parseAuthTokenSpec(input.authToken ?? 'simple'),
     authTokenTtlSeconds: positiveInt('auth-token-ttl', input.authTokenTtl, 300),
-    scheduler: bool('scheduler', input.scheduler, false),
-    schedulerSeed: schedulerSeed(input.schedulerSeed),
+    serviceClusterIpRange: cidrFlag(
+      'service-cluster-ip-range',
+      input.serviceClusterIpRange ?? '10.96.0.0/12',
+    ),
     controlPlane: resolveControlPlane(input),
     maxConnections: positiveInt('max-connections', input.maxConnections, DEFAULTS.maxConnections),
     readHeaderTimeoutMs: positiveDuration(
@@ -584,15 +589,17 @@ function resolveControlPlane(input: MemberConfigInput): ControlPlaneConfig {
       parts[name] = n;
     } else parts[name] = bool(name, v, false);
   }
-  const any =
-    all || Object.values(parts).some((v) => v === true || (typeof v === 'number' && v > 0));
+  // Graceful deletion needs a kubelet to finish it: on by default with the simulated nodes.
+  const nodes = parts.nodes;
+  const nodesOn = typeof nodes === 'number' ? nodes > 0 : all && nodes === undefined;
   const readiness = input.nodeReadinessDelayMs ?? 200;
   if (!Number.isSafeInteger(readiness) || readiness < 0)
     throw bad('--node-readiness-delay must be a number of ms');
   return {
     parts: all ? { ...parts, [CONTROL_PLANE_ALL]: true } : parts,
     clusterCidr: cidrFlag('cluster-cidr', input.clusterCidr ?? '10.244.0.0/16'),
-    gracefulPodDeletion: bool('graceful-pod-deletion', input.gracefulPodDeletion, any),
+    gracefulPodDeletion: bool('graceful-pod-deletion', input.gracefulPodDeletion, nodesOn),
+    schedulerSeed: schedulerSeed(input.schedulerSeed),
     nodeReadinessDelayMs: readiness,
   };
 }

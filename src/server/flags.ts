@@ -46,9 +46,11 @@ const FLAGS = {
   // --- authentication ---
   'auth-token': ['authToken', false],
   'auth-token-ttl': ['authTokenTtl', true],
-  ...schedulerFlags(),
   ...kubeAuthFlags(),
   ...tlsFlags(),
+  'service-cluster-ip-range': ['serviceClusterIpRange', false],
+  // the control plane's scheduler (its switch is a part's, below)
+  'scheduler-seed': ['schedulerSeed', true],
 } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 
 export type FlagName = keyof typeof FLAGS;
@@ -73,9 +75,10 @@ export function parseServeArgs(
   };
   let values: Record<string, string | boolean | undefined>;
   const off = new Set<string>();
+  const withValues = switchesWithValues(withBareBooleans(args), off);
   try {
     ({ values } = parseArgs({
-      args: switchesWithValues(withBareBooleans(args), off),
+      args: withValues,
       options,
       strict: true,
       allowPositionals: false,
@@ -147,6 +150,7 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
   --auth-token                   simple | jwt,pub-key=FILE,priv-key=FILE,sign-method=RS256|ES256|...
                                  [,ttl=5m]: the tokens Authenticate hands out (default simple)
   --auth-token-ttl               seconds a simple token lives unused (default 300)
+  --service-cluster-ip-range     IPv4 CIDR Service clusterIPs are allocated from (default 10.96.0.0/12)
 
 Control plane (clients of this member's Kubernetes API, run in the same process):
   --control-plane                every part below (--nodes defaults to 3)
@@ -159,9 +163,8 @@ ${PARTS.filter((p) => p.kind === 'switch')
   --nodes                        simulated nodes (default 0; 3 with --control-plane)
   --cluster-cidr                 Pod IPs of simulated nodes, a /24 each (default 10.244.0.0/16)
   --graceful-pod-deletion        true | false: deleting a bound Pod waits for its kubelet
-                                 (default true with a control plane)
+                                 (default true when the simulated nodes run, which finish it)
   --node-readiness-delay         ms from a simulated Pod running to Ready (default 200)
-${schedulerUsage()}
 Kubernetes API authentication, authorization and audit (kube-apiserver's flags):
   --token-auth-file              CSV of bearer tokens: token,user,uid,"group1,group2"
   --service-account-key-file     PEM key(s) that verify ServiceAccount token signatures
@@ -169,6 +172,8 @@ Kubernetes API authentication, authorization and audit (kube-apiserver's flags):
                                  (default true; false answers 401)
   --authorization-mode           AlwaysAllow | RBAC (default AlwaysAllow)
   --audit-log-path               append one JSON audit event per mutating request to this file
+  --scheduler-seed               seed of the scheduler's tie-breaking generator (default: random)
+Each switch also takes a value: --scheduler=false, --scheduler false, ETCETERA_SCHEDULER=false.
 ${tlsUsage()}`;
 
 // --- control plane: --control-plane, one switch per part of src/controlplane/parts.ts ---
@@ -191,16 +196,39 @@ function controlPlaneOptions(): Record<string, { type: 'string' | 'boolean' }> {
   return o;
 }
 
-/** `--controllers=false` / `=true` for boolean switches (parseArgs takes no value for them). */
+/**
+ * The one way a switch takes a value (parseArgs takes none for booleans): `--scheduler`,
+ * `--scheduler=true|false` and `--scheduler true|false` (the next argument exactly true or
+ * false). Switches given false land in `off`; any other value after `=` is left for
+ * parseArgs to refuse.
+ */
 function switchesWithValues(args: readonly string[], off: Set<string>): string[] {
   const names = new Set(switchNames());
   const out: string[] = [];
-  for (const a of args) {
-    const m = /^--([a-z-]+)=(true|false)$/.exec(a);
-    if (m && names.has(m[1] as string)) {
-      if (m[2] === 'true') out.push(`--${m[1]}`);
-      else off.add(m[1] as string);
-    } else out.push(a);
+  const set = (name: string, value: string) => {
+    if (value === 'true') out.push(`--${name}`);
+    else off.add(name);
+  };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    const eq = /^--([a-z-]+)=(.*)$/.exec(a);
+    if (eq && names.has(eq[1] as string)) {
+      const v = eq[2] as string;
+      if (v !== 'true' && v !== 'false')
+        throw bad(`--${eq[1]} must be true or false, not ${JSON.stringify(v)}`);
+      set(eq[1] as string, v);
+      continue;
+    }
+    const bare = /^--([a-z-]+)$/.exec(a);
+    const next = args[i + 1];
+    if (bare && names.has(bare[1] as string) && next !== undefined && !next.startsWith('-')) {
+      if (next !== 'true' && next !== 'false')
+        throw bad(`--${bare[1]} must be true or false, not ${JSON.stringify(next)}`);
+      set(bare[1] as string, next);
+      i++;
+      continue;
+    }
+    out.push(a);
   }
   return out;
 }
@@ -235,20 +263,12 @@ function controlPlaneInput(
   return input;
 }
 
-// --- The control plane's scheduler (src/scheduler). Declared as functions so that the
-// tables above, built when this module loads, can use them from the end of the file.
+// --- Boolean flags outside the control plane. Declared as functions so that the tables
+// above, built when this module loads, can use them from the end of the file.
 
-function schedulerFlags() {
-  return {
-    scheduler: ['scheduler', false],
-    'scheduler-seed': ['schedulerSeed', true],
-  } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
-}
-
-/** Boolean flags that may be given bare (`--scheduler` for `--scheduler=true`). */
+/** Boolean flags that may be given bare (`--auto-tls` for `--auto-tls=true`). */
 function bareBooleanFlags(): readonly string[] {
   return [
-    'scheduler',
     'anonymous-auth',
     'client-cert-auth',
     'auto-tls',
@@ -265,12 +285,6 @@ export function withBareBooleans(args: readonly string[]): string[] {
     const next = args[i + 1];
     return next === undefined || next.startsWith('-') ? `${a}=true` : a;
   });
-}
-
-function schedulerUsage(): string {
-  return `  --scheduler                    run the pod scheduler against this member (default false)
-  --scheduler-seed               seed of the scheduler's tie-breaking generator (default: random)
-`;
 }
 
 // --- Kubernetes API authentication, authorization and audit (src/api/k8s/auth.ts) ---

@@ -285,6 +285,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
         },
         kubernetes: {
           gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion,
+          serviceClusterIpRange: this.config.serviceClusterIpRange,
           authentication: this.kubeAuth.authentication,
           authorizationMode: this.kubeAuth.authorizationMode,
           ...(this.kubeAuth.audit ? { audit: this.kubeAuth.audit } : {}),

@@ -3,7 +3,8 @@
  * garbage collection (background, foreground with blockOwnerDeletion, orphan), graceful
  * Pod deletion through the kubelet, restarts per restartPolicy, ReplicaSet adoption, and
  * the node lifecycle (unreachable taint, eviction after tolerationSeconds). Pods are bound
- * by the test-only binder (binder.ts) where a scheduler would.
+ * by the test-only binder (binder.ts) with the scheduler off, so a Pod lands on the node the
+ * test expects, Ready or not.
  */
 import t from 'tap';
 import type { KubeObject } from '../../src/client/k8s/types.js';
@@ -27,6 +28,7 @@ const rsBody = (name: string, replicas: number, extra: Record<string, unknown> =
 t.test('control plane against a member', async (t) => {
   const cp = await startControlPlane({
     nodes: 2,
+    scheduler: false,
     nodeOptions: { readinessDelayMs: 50, heartbeatMs: 500 },
     controllerSettings: { nodeMonitorGracePeriodMs: 4000 },
   });

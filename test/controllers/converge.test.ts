@@ -3,14 +3,13 @@
  * Pod failures (a Pod deleted at once, a node removed and added back) hits a Deployment,
  * once the sequence ends the control plane converges to the desired state: exactly
  * `replicas` Pods, all ready, all with the current image, owned by one ReplicaSet whose
- * template is the Deployment's, and the Deployment's status saying so. Pods are bound by
- * the test-only binder (binder.ts).
+ * template is the Deployment's, and the Deployment's status saying so. Pods are placed by
+ * the control plane's scheduler.
  */
 import fc from 'fast-check';
 import t from 'tap';
 import { type KubeObject, Resources } from '../../src/client/k8s/types.js';
 import { startControlPlane } from '../../src/controlplane/embedded.js';
-import { startBinder } from './binder.js';
 import { type Pod, ready, waitFor } from './helpers.js';
 
 type Op =
@@ -31,8 +30,6 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 t.test('deployments converge after random edits and failures', async (t) => {
   const cp = await startControlPlane({ nodes: 3, nodeOptions: { readinessDelayMs: 30 } });
   t.teardown(() => cp.stop());
-  const binder = await startBinder(cp.client);
-  t.teardown(() => binder.stop());
   const sim = cp.nodes;
   if (!sim) throw new Error('no simulator');
   const deployments = cp.client.resource(Resources.deployments, 'default');

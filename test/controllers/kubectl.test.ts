@@ -2,15 +2,13 @@
  * kubectl end to end against a control plane (controllers + 3 simulated nodes): create a
  * Deployment and see its Pods Running on 3 nodes, scale, `set image` with a watch checking
  * that ready Pods never drop below replicas − maxUnavailable, `rollout status`, `rollout
- * undo`, `rollout pause/resume`, and delete taking everything owned with it. Until the
- * scheduler is part of the control plane, Pods are bound by the test-only binder in
- * binder.ts.
+ * undo`, `rollout pause/resume`, and delete taking everything owned with it. Pods are
+ * placed by the control plane's own scheduler.
  */
 import t from 'tap';
 import { Informer } from '../../src/client/k8s/informer.js';
 import { type KubeObject, Resources } from '../../src/client/k8s/types.js';
 import { startControlPlane } from '../../src/controlplane/embedded.js';
-import { startBinder } from './binder.js';
 import { findKubectl, kubectlRunner, type Pod, ready, waitFor } from './helpers.js';
 
 const kubectl = findKubectl();
@@ -22,8 +20,6 @@ if (!kubectl) {
     const dir = t.testdir();
     const cp = await startControlPlane({ nodes: 3, nodeOptions: { readinessDelayMs: 100 } });
     t.teardown(() => cp.stop());
-    const binder = await startBinder(cp.client);
-    t.teardown(() => binder.stop());
     const run = kubectlRunner(kubectl, dir, cp.kubeconfig);
     const pods = new Informer<Pod>(cp.client.resource<Pod>(Resources.pods, 'default'), {
       labelSelector: 'app=web',

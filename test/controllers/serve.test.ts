@@ -1,8 +1,8 @@
 /**
  * `etcetera serve --control-plane --nodes 2` as a child process: the simulated Nodes
- * register and are Ready, a ReplicaSet gets its Pods from the controllers, a Pod bound by
- * hand runs with an IP from --cluster-cidr, SIGTERM stops it all with exit 0; a bad
- * --nodes is refused before anything starts.
+ * register and are Ready, a ReplicaSet gets its Pods from the controllers, the scheduler
+ * (a part like the others) binds them and they run with IPs from --cluster-cidr, SIGTERM
+ * stops it all with exit 0; a bad --nodes is refused before anything starts.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -37,6 +37,8 @@ t.test('serve --control-plane', async (t) => {
     '--control-plane',
     '--nodes',
     '2',
+    '--scheduler-seed',
+    '1',
     '--cluster-cidr',
     '10.32.0.0/16',
     '--log-level',
@@ -76,16 +78,17 @@ t.test('serve --control-plane', async (t) => {
     },
   });
   const pods = kube.resource<Pod>(Resources.pods, 'default');
-  await waitFor('2 pods created', async () => (await pods.list()).items.length === 2, 60_000);
-  const first = (await pods.list()).items[0] as Pod;
-  await pods.patch(first.metadata.name as string, { spec: { nodeName: 'node-1' } }, 'merge');
   await waitFor(
-    'bound pod ready',
-    async () => ready(await pods.get(first.metadata.name as string)),
+    '2 pods scheduled and Ready',
+    async () => {
+      const items = (await pods.list()).items;
+      return items.length === 2 && items.every((p) => p.spec.nodeName && ready(p));
+    },
     60_000,
   );
-  const ip = (await pods.get(first.metadata.name as string)).status?.podIP ?? '';
-  t.match(ip, /^10\.32\.0\.\d+$/, 'node-1 gives IPs from its /24 of --cluster-cidr');
+  for (const p of (await pods.list()).items) {
+    t.match(p.status?.podIP ?? '', /^10\.32\.[01]\.\d+$/, 'an IP from a /24 of --cluster-cidr');
+  }
   child.kill('SIGTERM');
   t.equal(await exited, 0, 'SIGTERM: exit 0');
 });

@@ -12,6 +12,7 @@ import {
 } from '../../k8s/options.js';
 import type { UserInfo } from '../../k8s/rbac.js';
 import type { KindRegistry } from '../../k8s/registry.js';
+import { DEFAULT_SERVICE_CLUSTER_IP_RANGE } from '../../k8s/service-ips.js';
 import { badRequest } from '../../k8s/status.js';
 import type { ResourceInfo } from '../../k8s/types.js';
 import type { MemberApi } from '../../server/types.js';
@@ -55,6 +56,8 @@ export interface KubeOptions {
   now?: () => number;
   /** Deleting a bound, unfinished Pod waits for its kubelet (see delete.ts). Default false. */
   gracefulPodDeletion?: boolean;
+  /** Service clusterIPs come from this IPv4 range (see service-ips.ts). Default 10.96.0.0/12. */
+  serviceClusterIpRange?: string;
 
   /** The member's watch cache to build on; one is made over member.watchSource if absent. */
   cacher?: Cacher;
@@ -88,6 +91,7 @@ export function resolveKubeOptions(o: KubeOptions, member: MemberApi): ResolvedK
     now: o.now ?? Date.now,
     gracefulPodDeletion: o.gracefulPodDeletion ?? false,
     authorizationMode: o.authorizationMode ?? AuthorizationMode.AlwaysAllow,
+    serviceClusterIpRange: o.serviceClusterIpRange ?? DEFAULT_SERVICE_CLUSTER_IP_RANGE,
   };
 }
 

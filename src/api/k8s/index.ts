@@ -24,6 +24,7 @@ import { crdHooks, syncCrds } from './crd-sync.js';
 import { ensureDefaultNamespaces } from './namespaces.js';
 import { OpenApi } from './openapi.js';
 import { type KubeLogger, kubeHandler } from './server.js';
+import { SERVICES_REF, serviceHooks } from './service-ips.js';
 import { ObjectStorage } from './storage.js';
 import { KubeHub } from './watch/hub.js';
 import { kubeUpgrade } from './watch/ws.js';
@@ -65,7 +66,10 @@ export function mountKubernetes(
   };
   const registry = new KindRegistry();
   const hub = new KubeHub(member.watchSource, cacherOf, registry);
-  const hooks = new Map<string, KindHooks>([[CRD_REF, crdHooks]]);
+  const hooks = new Map<string, KindHooks>([
+    [CRD_REF, crdHooks],
+    [SERVICES_REF, serviceHooks],
+  ]);
   const kube: Kube = {
     member,
     registry,

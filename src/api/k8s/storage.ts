@@ -79,9 +79,16 @@ export class ObjectStorage {
     return { ok: false, current: kv ? decodeKv(kv) : undefined };
   }
 
-  create(key: string, obj: KubeObject, guard?: Guard): Promise<WriteOutcome> {
+  /** `extra`: further compares the create must hold (what a kind's hook read). */
+  create(
+    key: string,
+    obj: KubeObject,
+    guard?: Guard,
+    extra: Compare[] = [],
+  ): Promise<WriteOutcome> {
     const compare: Compare[] = [
       { key: keyBytes(key), target: 'CREATE', result: 'EQUAL', createRevision: 0 },
+      ...extra,
     ];
     if (guard) {
       compare.push({

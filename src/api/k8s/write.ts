@@ -18,6 +18,7 @@ import { normalizeObject } from '../../k8s/normalize.js';
 import { alreadyExists, conflict, notFound, StatusError } from '../../k8s/status.js';
 import type { KubeObject, ResourceInfo } from '../../k8s/types.js';
 import { validateObject } from '../../k8s/validate.js';
+import type { Compare } from '../../store/types.js';
 import type { Kube } from './context.js';
 import type { Guard, Stored } from './storage.js';
 
@@ -27,6 +28,34 @@ export interface KindHooks {
   prepare?(kube: Kube, obj: KubeObject, old: KubeObject | undefined): void;
   /** After a successful (not dry-run) write. */
   afterWrite?(kube: Kube, obj: KubeObject, revision: number): void | Promise<void>;
+  /**
+   * On create, after admission, called once with the object as requested: the step to run
+   * before each swap (again after a lost one). The step may set fields from what the store
+   * holds (a Service's clusterIP) and returns compares the swap must also hold, so that the
+   * create is atomic with that reading. It may throw 422.
+   */
+  beforeCreate?(kube: Kube, obj: KubeObject): () => Promise<Compare[]>;
+  /** Creates of this kind run one at a time in this process (see beforeCreate). */
+  serialCreates?: boolean;
+}
+
+/** The queue of each kind's serial creates, per face. */
+const serialQueues = new WeakMap<Kube, Map<string, Promise<unknown>>>();
+
+function serially<T>(kube: Kube, ref: string, run: () => Promise<T>): Promise<T> {
+  let queues = serialQueues.get(kube);
+  if (!queues) {
+    queues = new Map();
+    serialQueues.set(kube, queues);
+  }
+  const prev = queues.get(ref) ?? Promise.resolve();
+  const next = prev.then(run, run);
+  const tail = next.catch(() => undefined);
+  queues.set(ref, tail);
+  void tail.then(() => {
+    if (queues.get(ref) === tail) queues.delete(ref);
+  });
+  return next;
 }
 
 const MAX_ATTEMPTS = 8;
@@ -107,22 +136,30 @@ export async function createObject(
   const ns = info.scope === 'Namespaced' ? (obj.metadata.namespace as string) : '';
   const key = objectKey(info, ns, name);
   const subject = { group: info.group, resource: info.resource, name };
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const guard = ns ? await namespaceGuard(kube, ns, attempt > 0) : undefined;
-    if (opts.dryRun) {
-      if (await kube.storage.get(key)) throw alreadyExists(subject);
-      return obj;
+  const ref = `${info.group}/${info.resource}`;
+  const hooks = kube.hooks.get(ref);
+  const step = hooks?.beforeCreate?.(kube, obj);
+  const swap = async (): Promise<KubeObject> => {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const guard = ns ? await namespaceGuard(kube, ns, attempt > 0) : undefined;
+      const extra = (await step?.()) ?? [];
+      if (opts.dryRun) {
+        if (await kube.storage.get(key)) throw alreadyExists(subject);
+        return obj;
+      }
+      const out = await kube.storage.create(key, obj, guard, extra);
+      if (out.ok) {
+        obj.metadata.resourceVersion = String(out.revision);
+        await hooks?.afterWrite?.(kube, obj, out.revision);
+        return obj;
+      }
+      if (out.current) throw alreadyExists(subject);
+      // The namespace (or what beforeCreate read) changed between the check and the swap:
+      // check it again.
     }
-    const out = await kube.storage.create(key, obj, guard);
-    if (out.ok) {
-      obj.metadata.resourceVersion = String(out.revision);
-      await kube.hooks.get(`${info.group}/${info.resource}`)?.afterWrite?.(kube, obj, out.revision);
-      return obj;
-    }
-    if (out.current) throw alreadyExists(subject);
-    // The namespace changed between the check and the swap: check it again.
-  }
-  throw conflict(subject);
+    throw conflict(subject);
+  };
+  return hooks?.serialCreates ? serially(kube, ref, swap) : swap();
 }
 
 export interface UpdateSpec {
