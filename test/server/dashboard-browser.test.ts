@@ -8,8 +8,8 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { repoPath } from '../paths.js';
 import { waitFor } from './helpers.js';
 import { ProcCluster } from './procs/cluster.js';
 import { compileCli } from './procs/compile.js';
@@ -146,7 +146,7 @@ t.test(
     t.ok(s!.lastX! > before.lastX!, `new points arrived (${before.points} then ${s!.points})`);
     t.ok(s!.lastWrites! > 0, `writes/s on the plot: ${s!.lastWrites}`);
     // Kept after the run (the test's own directory is removed), never committed.
-    const artifacts = fileURLToPath(new URL('../../.tap/artifacts/', import.meta.url));
+    const artifacts = repoPath('.tap', 'artifacts');
     mkdirSync(artifacts, { recursive: true });
     const shot = join(artifacts, 'dashboard-browser.png');
     await page.screenshot({ path: shot, fullPage: true });
