@@ -28,7 +28,7 @@ import { kvRoutes } from './etcd/kv.js';
 import { leaseRoutes } from './etcd/lease.js';
 import { maintenanceRoutes } from './etcd/maintenance.js';
 import { canonicalEtcdPath } from './etcd/paths.js';
-import { callerContext, httpToken, type Route, type RouteContext } from './etcd/route.js';
+import { callerContext, httpCredentials, type Route, type RouteContext } from './etcd/route.js';
 import { SNAPSHOT_PATH, serveSnapshot } from './etcd/snapshot.js';
 import { isHealthPath, mountHealth } from './health.js';
 import { type MountOptions, mountKubernetes } from './k8s/index.js';
@@ -163,7 +163,7 @@ function buildRouter(member: MemberApi, options: ApiOptions, watch: WatchMount):
     if (path === SNAPSHOT_PATH) {
       if (req.method === 'OPTIONS') return sendPreflight(res);
       if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
-      return void callerContext(ctx, { token: httpToken(req.headers) }).then(
+      return void callerContext(ctx, httpCredentials(req)).then(
         (own) => serveSnapshot(req, res, own.member, bodyLimit, bodyTimeoutMs),
         (e) => sendError(res, e),
       );
@@ -211,7 +211,7 @@ async function servePost(
   let answer: unknown;
   try {
     const body = parseJson(await readBody(req, bodyLimit.bytes, bodyLimit.ms));
-    const own = await callerContext(ctx, { token: httpToken(req.headers) });
+    const own = await callerContext(ctx, httpCredentials(req));
     answer = await route.handle(body, own);
   } catch (err) {
     if (res.destroyed) return; // the client left; nobody to answer

@@ -134,7 +134,7 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   // Kubernetes face: authentication
   ERR_KUBE_UNAUTHORIZED: 401,
   // --- TLS for clients and peers (raised at member start, never sent to a client) ---
-  ERR_TLS_FILE: 500,
+  ERR_TLS_FILE: 400,
   // --- etcd authentication ---
   ERR_USER_EMPTY: 400,
   ERR_USER_ALREADY_EXIST: 412,

@@ -14,7 +14,7 @@ import { WebSocketServer } from 'ws';
 import type { MemberApi } from '../server/types.js';
 import { Cacher } from '../watchcache/index.js';
 import { canonicalEtcdPath } from './etcd/paths.js';
-import { callerContext, httpToken, watchPermits } from './etcd/route.js';
+import { callerContext, httpCredentials, watchPermits } from './etcd/route.js';
 import {
   createEtcdWatchHandlers,
   type EtcdWatchHandlers,
@@ -92,7 +92,7 @@ export class WatchMount {
           : async (req) => {
               const ctx = await callerContext(
                 { member, maxRequestBytes: this.options.maxRequestBytes },
-                { token: httpToken(req.headers) },
+                httpCredentials(req),
               );
               return watchPermits(ctx.member);
             },

@@ -128,6 +128,10 @@ export class Watch {
           200,
         ),
       );
+    } else if (r.created === true) {
+      // Refused as it was created (no permission, too many watches on the stream): asking
+      // again would be refused again, so the watch ends, as etcd's clients end it.
+      this.fail(refusal(String(r.cancel_reason ?? 'watch refused by the server')));
     } else {
       // Canceled by the server for another reason (a slow watcher, a restart): resume.
       this.lost(new Error(String(r.cancel_reason ?? 'watch canceled by the server')));
@@ -252,4 +256,13 @@ function refused(
     else lost(err);
   });
   return undefined;
+}
+
+/** A cancel reason in grpc-go's form (`rpc error: code = X desc = text`) as a ClientError. */
+function refusal(reason: string): ClientError {
+  const m = /^rpc error: code = (\w+) desc = (.*)$/s.exec(reason);
+  const name = m?.[1] as keyof typeof GrpcCode | undefined;
+  const code =
+    name !== undefined && name in GrpcCode ? GrpcCode[name] : GrpcCode.FailedPrecondition;
+  return new ClientError(m?.[2] ?? reason, code, 200);
 }

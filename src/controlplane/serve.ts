@@ -41,7 +41,11 @@ export async function startForMember(member: Member): Promise<RunningControlPlan
     },
   );
   logger.info(
-    { parts: [...cp.parts.keys()], nodes: cp.nodes?.nodeNames.length ?? 0 },
+    {
+      parts: [...cp.parts.keys()],
+      nodes: cp.nodes?.nodeNames.length ?? 0,
+      ...(cp.parts.has('scheduler') ? { schedulerSeed: o.schedulerOptions?.seed ?? null } : {}),
+    },
     'control plane started',
   );
   return cp;

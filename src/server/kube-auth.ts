@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { type AuditSink, fileAuditSink } from '../api/k8s/audit.js';
 import {
   type AuthenticationOptions,
+  clientCertAuthenticator,
   loadServiceAccountKeys,
   loadTokenFile,
 } from '../api/k8s/auth.js';
@@ -26,7 +27,12 @@ export interface KubeAuth {
   loopbackToken: string | undefined;
 }
 
-export function loadKubeAuth(c: KubeAuthConfig): KubeAuth {
+/**
+ * `clientCertificates`: the client port verifies client certificates (--client-cert-auth
+ * with --trusted-ca-file), so a verified certificate's CN is the user and its O the groups,
+ * as kube-apiserver's --client-ca-file does.
+ */
+export function loadKubeAuth(c: KubeAuthConfig, clientCertificates = false): KubeAuth {
   const tokens = new Map<string, UserInfo>(
     c.tokenAuthFile !== undefined ? loadTokenFile(c.tokenAuthFile) : [],
   );
@@ -42,7 +48,12 @@ export function loadKubeAuth(c: KubeAuthConfig): KubeAuth {
   // Opened last: nothing to close when a file above is refused.
   const audit = c.auditLogPath !== undefined ? fileAuditSink(c.auditLogPath) : undefined;
   return {
-    authentication: { tokens, serviceAccountKeys: keys, anonymous: c.anonymousAuth },
+    authentication: {
+      tokens,
+      serviceAccountKeys: keys,
+      anonymous: c.anonymousAuth,
+      ...(clientCertificates ? { extra: [clientCertAuthenticator()] } : {}),
+    },
     authorizationMode: c.authorizationMode,
     audit,
     loopbackToken,

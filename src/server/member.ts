@@ -108,7 +108,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     const logger = options.logger ?? createLogger({ level: config.logLevel, name: config.name });
     // Certificates first: a member whose files cannot be read opens nothing.
     const tls = await loadMemberTls(config);
-    const kubeAuth = loadKubeAuth(config.kubeAuth);
+    const kubeAuth = loadKubeAuth(config.kubeAuth, config.clientTls.clientCertAuth);
     let opened: Awaited<ReturnType<typeof openDataDir>>;
     try {
       opened = await openDataDir(config.dataDir);

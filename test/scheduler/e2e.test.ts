@@ -55,14 +55,11 @@ t.test('serve --scheduler binds pods, explains an unschedulable one, retries it'
   child.stderr.on('data', (b: Buffer) => lines.push(b.toString()));
   const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
   t.teardown(() => void child.kill('SIGKILL'));
-  await waitFor(
-    'the scheduler to start',
-    () => lines.some((l) => l.includes('"scheduler started"')),
-    60_000,
-    50,
-  );
-  const started = JSON.parse(lines.find((l) => l.includes('"scheduler started"')) as string);
-  t.equal(started.seed, 42, '--scheduler-seed reached the scheduler');
+  const startedLine = (l: string) =>
+    l.includes('"control plane started"') && l.includes('"scheduler"');
+  await waitFor('the scheduler to start', () => lines.some(startedLine), 60_000, 50);
+  const started = JSON.parse(lines.find(startedLine) as string);
+  t.equal(started.schedulerSeed, 42, '--scheduler-seed reached the scheduler');
 
   const kube = new KubeClient({ baseUrl: url });
   const nodes = kube.resource(Resources.nodes);

@@ -4,7 +4,9 @@
  * it into etcd's error body. `stream` routes answer as a gateway stream of one message
  * (`{"result": ...}` and a newline), as etcd does for lease keepalive.
  */
+import type { IncomingMessage } from 'node:http';
 import { EtceteraError } from '../../errors.js';
+import { clientCertCommonName } from '../../server/tls.js';
 import type { Credentials, MemberApi, ResponseHeader } from '../../server/types.js';
 import type { Command, CommandResult } from '../../store/types.js';
 import { commandSize } from '../../store/validate.js';
@@ -81,4 +83,17 @@ export function watchPermits(
 /** The token of an HTTP request: etcd's gateway takes the `Authorization` header as it is. */
 export function httpToken(headers: { authorization?: string }): string | undefined {
   return headers.authorization;
+}
+
+/**
+ * Who an HTTP request says it is: its token, and the CN of the client certificate its
+ * connection verified (with --client-cert-auth the CN is the user, as in etcd; a token wins).
+ */
+export function httpCredentials(req: IncomingMessage): Credentials {
+  const token = httpToken(req.headers);
+  const cn = clientCertCommonName(req.socket);
+  return {
+    ...(token !== undefined ? { token } : {}),
+    ...(cn !== undefined ? { certCommonName: cn } : {}),
+  };
 }

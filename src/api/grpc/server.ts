@@ -24,9 +24,11 @@ import type {
   ServerHttp2Session,
   ServerHttp2Stream,
 } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import grpc from '@grpc/grpc-js';
 import type { Logger } from '../../server/logger.js';
+import { clientCertCommonName } from '../../server/tls.js';
 import type { Credentials, MemberApi } from '../../server/types.js';
 import { Cacher } from '../../watchcache/cacher.js';
 import { EtcdProtobufFormat } from '../../watchcache/encoders/etcd-protobuf.js';
@@ -160,7 +162,7 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
   const injector = createInjector(server, (stream, headers) => {
     if (headers[':path'] !== WATCH_PATH || !isGrpc(headers)) return false;
     // The stream's messages wait in it (nothing reads them yet) while its caller is identified.
-    callerContext(ctx, credentialsOfHeaders(headers)).then(
+    callerContext(ctx, credentialsOfStream(stream, headers)).then(
       (own) => {
         if (stream.destroyed) return;
         serveWatch({ ...watch, permits: watchPermits(own.member) }, stream, headers);
@@ -243,7 +245,7 @@ function bind(
         Promise.resolve()
           .then(async () => {
             const request = decodeRequest(requestType, call.request);
-            return impl.handle(request, await callerContext(ctx, credentialsOf(call.metadata)));
+            return impl.handle(request, await callerContext(ctx, credentialsOf(call)));
           })
           .then(
             (res) => callback(null, encodeResponse(responseType, res)),
@@ -265,7 +267,7 @@ function bind(
           call.emit('error', { code: s.code, details: s.details });
           return;
         }
-        callerContext(ctx, credentialsOf(call.metadata)).then(
+        callerContext(ctx, credentialsOf(call)).then(
           (own) => impl.handle(request, call, own),
           (e) => {
             const s = grpcStatusOf(e);
@@ -277,7 +279,7 @@ function bind(
       // The stream's messages wait (the call is paused until a 'data' listener is added)
       // while its caller is identified.
       return (call: grpc.ServerDuplexStream<Buffer, Buffer>) =>
-        void callerContext(ctx, credentialsOf(call.metadata)).then(
+        void callerContext(ctx, credentialsOf(call)).then(
           (own) => impl.handle(call, own),
           (e) => {
             const s = grpcStatusOf(e);
@@ -288,14 +290,31 @@ function bind(
 }
 
 /** The same, from a stream's request headers (gRPC metadata travels as HTTP/2 headers). */
-function credentialsOfHeaders(headers: IncomingHttpHeaders): Credentials {
+function credentialsOfStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Credentials {
   const value = headers.token ?? headers.authorization;
   const one = Array.isArray(value) ? value[0] : value;
-  return one === undefined ? {} : { token: one };
+  const cn = clientCertCommonName(stream.session?.socket as Socket | undefined);
+  return {
+    ...(one !== undefined ? { token: one } : {}),
+    ...(cn !== undefined ? { certCommonName: cn } : {}),
+  };
 }
 
-/** etcd reads the token from the metadata `token`, else `authorization` (its gateway's). */
-function credentialsOf(md: grpc.Metadata): Credentials {
-  const value = md.get('token')[0] ?? md.get('authorization')[0];
-  return value === undefined ? {} : { token: String(value) };
+/**
+ * etcd reads the token from the metadata `token`, else `authorization` (its gateway's); with
+ * --client-cert-auth the verified client certificate's CN is the user when there is none.
+ */
+function credentialsOf(call: {
+  metadata: grpc.Metadata;
+  getAuthContext(): { sslPeerCertificate?: { subject?: unknown } };
+}): Credentials {
+  const value = call.metadata.get('token')[0] ?? call.metadata.get('authorization')[0];
+  const subject = call.getAuthContext().sslPeerCertificate?.subject as
+    | { CN?: string | string[] }
+    | undefined;
+  const cn = Array.isArray(subject?.CN) ? subject.CN[0] : subject?.CN;
+  return {
+    ...(value !== undefined ? { token: String(value) } : {}),
+    ...(typeof cn === 'string' && cn.length > 0 ? { certCommonName: cn } : {}),
+  };
 }

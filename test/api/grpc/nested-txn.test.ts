@@ -96,7 +96,13 @@ t.test('nested txns: applied up to etcd’s budget, refused beyond it, on both f
     );
     const viaJson = await json(depth, 'never');
     t.equal(viaJson.status, 400, `JSON: ${depth} deep is refused`);
-    t.match(viaJson.body, { code: 3, message: 'etcdserver: too many operations in txn request' });
+    // Past Go's 10,000 JSON levels (four per nested txn) the body is refused before it is
+    // parsed, as etcd's gateway refuses it; below that, by the txn budget.
+    const message =
+      depth * 4 > 10_000
+        ? /^etcetera: the request body nests too deeply/
+        : 'etcdserver: too many operations in txn request';
+    t.match(viaJson.body, { code: 3, message });
   }
   t.same(await value(), before, 'the refused txns changed nothing');
 });
