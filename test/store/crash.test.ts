@@ -9,7 +9,7 @@ import type { Revision } from '../../src/store/index.js';
 import { open } from '../../src/store/index.js';
 import { siblingModule } from '../paths.js';
 
-const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 6);
+const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 4);
 const child = siblingModule(import.meta.url, './fixtures/crash-writer');
 
 interface RoundResult {

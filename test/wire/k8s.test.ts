@@ -33,7 +33,8 @@ t.test('the server sends, and the client reads, each reason with the table row',
 t.test('a bare HTTP code means one reason', async (t) => {
   t.equal(reasonOfHttpCode(409), 'Conflict', '409 is Conflict (AlreadyExists shares it)');
   t.equal(reasonOfHttpCode(410), 'Expired', '410 is Expired (Gone shares it)');
-  t.equal(reasonOfHttpCode(401), undefined);
+  t.equal(reasonOfHttpCode(401), 'Unauthorized');
+  t.equal(reasonOfHttpCode(418), undefined);
   const cases: [number, string][] = [
     [400, 'ERR_KUBE_BAD_REQUEST'],
     [404, 'ERR_KUBE_NOT_FOUND'],
@@ -41,7 +42,8 @@ t.test('a bare HTTP code means one reason', async (t) => {
     [410, 'ERR_KUBE_EXPIRED'],
     [413, 'ERR_KUBE_REQUEST_TOO_LARGE'],
     [503, 'ERR_KUBE_UNAVAILABLE'],
-    [401, 'ERR_KUBE_INTERNAL'],
+    [401, 'ERR_KUBE_UNAUTHORIZED'],
+    [418, 'ERR_KUBE_INTERNAL'],
     [502, 'ERR_KUBE_INTERNAL'],
   ];
   for (const [http, code] of cases) {

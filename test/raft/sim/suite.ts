@@ -1,14 +1,14 @@
 /**
  * Runs a range of simulator seeds as one tap test. Environment:
  *   SIM_SEED=n    run only seed n (the reproduction of a failure)
- *   SIM_SEEDS=n   total seeds across the CI files (default 500), split between them
+ *   SIM_SEEDS=n   total seeds across the CI files (default 300), split between them
  * A failing seed prints itself with the command that replays it.
  */
 import type { Test } from 'tap';
 import { SIM_OPTIONS } from './options.js';
 import { emptyStats, runSeed, type SimStats } from './world.js';
 
-export const DEFAULT_SEEDS = 500;
+export const DEFAULT_SEEDS = 300;
 
 /** Seeds for part `part` of `parts` (1-based), honouring SIM_SEED / SIM_SEEDS. */
 export function seedsFor(part: number, parts: number): number[] {
