@@ -369,6 +369,42 @@ export class ClientListeners {
   }
 }
 
+/**
+ * Takes a new connection under the limits: closed at once when `maxConnections` are open,
+ * else counted until it closes, without Nagle, and given `readHeaderTimeoutMs` for its first
+ * bytes. Returns that timer (the caller clears it once the bytes came), or undefined when
+ * the connection was refused.
+ */
+function admit(
+  socket: Socket,
+  limits: ClientLimits,
+  count: ConnectionCount,
+  sockets: Set<Socket>,
+): NodeJS.Timeout | undefined {
+  if (count.open >= limits.maxConnections) {
+    limits.onRefused?.();
+    socket.destroy();
+    return undefined;
+  }
+  count.open++;
+  // No Nagle, as etcd's listeners: an answer may leave in several small writes, and Nagle
+  // would hold the later ones until the client acknowledges the first. An HTTP/1 server
+  // sets this only on connections it accepts itself, not on the ones handed to it here.
+  socket.setNoDelay(true);
+  sockets.add(socket);
+  const firstBytes = setTimeout(() => {
+    limits.onTimedOut?.('header');
+    socket.destroy();
+  }, limits.readHeaderTimeoutMs);
+  firstBytes.unref();
+  socket.once('close', () => {
+    count.open--;
+    sockets.delete(socket);
+    clearTimeout(firstBytes);
+  });
+  return firstBytes;
+}
+
 function listener(face: ClientFace, limits: ClientLimits, count: ConnectionCount): Listener {
   const headerMs = limits.readHeaderTimeoutMs;
   const http = createServer(
@@ -387,30 +423,11 @@ function listener(face: ClientFace, limits: ClientLimits, count: ConnectionCount
   else http.on('upgrade', (_req, socket: Duplex) => socket.destroy());
   const sockets = new Set<Socket>();
   const net = createNetServer({ pauseOnConnect: false }, (socket) => {
-    if (count.open >= limits.maxConnections) {
-      limits.onRefused?.();
-      socket.destroy();
-      return;
-    }
-    count.open++;
-    // No Nagle, as etcd's listeners: an answer may leave in several small writes, and Nagle
-    // would hold the later ones until the client acknowledges the first. An HTTP/1 server
-    // sets this only on connections it accepts itself, not on the ones handed to it here.
-    socket.setNoDelay(true);
-    sockets.add(socket);
-    socket.once('close', () => {
-      count.open--;
-      sockets.delete(socket);
-      clearTimeout(firstBytes);
-    });
+    const firstBytes = admit(socket, limits, count, sockets);
+    if (firstBytes === undefined) return;
     // Until a server owns it, an error (a reset during the sniff) must not go unhandled.
     const onError = () => socket.destroy();
     socket.on('error', onError);
-    const firstBytes = setTimeout(() => {
-      limits.onTimedOut?.('header');
-      socket.destroy();
-    }, headerMs);
-    firstBytes.unref();
     sniffProtocol(socket, (protocol, head) => {
       clearTimeout(firstBytes);
       socket.off('error', onError);
@@ -472,24 +489,8 @@ function tlsListener(
   );
   const net = createNetServer({ pauseOnConnect: false }, (socket) => {
     // The same limits as a plaintext port: connections counted, first bytes on time.
-    if (count.open >= options.maxConnections) {
-      options.onRefused?.();
-      socket.destroy();
-      return;
-    }
-    count.open++;
-    socket.setNoDelay(true);
-    sockets.add(socket);
-    const firstBytes = setTimeout(() => {
-      options.onTimedOut?.('header');
-      socket.destroy();
-    }, options.readHeaderTimeoutMs);
-    firstBytes.unref();
-    socket.once('close', () => {
-      count.open--;
-      sockets.delete(socket);
-      clearTimeout(firstBytes);
-    });
+    const firstBytes = admit(socket, options, count, sockets);
+    if (firstBytes === undefined) return;
     socket.on('error', () => socket.destroy());
     socket.once('data', (head: Buffer) => {
       clearTimeout(firstBytes);

@@ -13,7 +13,7 @@ import t from 'tap';
 import { Client } from '../../src/client/index.js';
 import { createCa, issue } from '../../src/server/certs.js';
 import type { Member } from '../../src/server/member.js';
-import { startSingle } from '../server/helpers.js';
+import { startTlsMember } from './member.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'etcetera-cert-id-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,13 +28,7 @@ writeFileSync(join(dir, 'ca.crt'), ca.cert);
 writeFileSync(join(dir, 'm1.crt'), server.cert);
 writeFileSync(join(dir, 'm1.key'), server.key);
 
-const member: Member = await startSingle(join(dir, 'data'), {
-  listenClientUrls: 'https://127.0.0.1:0',
-  certFile: join(dir, 'm1.crt'),
-  keyFile: join(dir, 'm1.key'),
-  trustedCaFile: join(dir, 'ca.crt'),
-  clientCertAuth: true,
-});
+const member: Member = await startTlsMember(dir);
 t.teardown(() => member.stop());
 const endpoint = member.clientUrls[0]!.href.replace(/\/$/, '');
 const port = Number(member.clientUrls[0]!.port);

@@ -19,7 +19,7 @@ import { Client } from '../../src/client/index.js';
 import { createCa, issue } from '../../src/server/certs.js';
 import type { Member } from '../../src/server/member.js';
 import { clientCertCommonName } from '../../src/server/tls.js';
-import { startSingle } from '../server/helpers.js';
+import { startTlsMember } from './member.js';
 
 const ETCDCTL = '/usr/bin/etcdctl';
 const run = promisify(execFile);
@@ -51,13 +51,7 @@ writePair(
   }),
 );
 
-const member: Member = await startSingle(join(dir, 'data'), {
-  listenClientUrls: 'https://127.0.0.1:0',
-  certFile: join(dir, 'm1.crt'),
-  keyFile: join(dir, 'm1.key'),
-  trustedCaFile: join(dir, 'ca.crt'),
-  clientCertAuth: true,
-});
+const member: Member = await startTlsMember(dir);
 t.teardown(() => member.stop());
 const endpoint = member.clientUrls[0]!.href.replace(/\/$/, '');
 const port = Number(member.clientUrls[0]!.port);

@@ -90,10 +90,13 @@ export function httpToken(headers: { authorization?: string }): string | undefin
  * connection verified (with --client-cert-auth the CN is the user, as in etcd; a token wins).
  */
 export function httpCredentials(req: IncomingMessage): Credentials {
-  const token = httpToken(req.headers);
-  const cn = clientCertCommonName(req.socket);
+  return credentials(httpToken(req.headers), clientCertCommonName(req.socket));
+}
+
+/** Credentials from what a request carried: a token, a verified certificate's CN. */
+export function credentials(token: string | undefined, cn: string | undefined): Credentials {
   return {
     ...(token !== undefined ? { token } : {}),
-    ...(cn !== undefined ? { certCommonName: cn } : {}),
+    ...(cn !== undefined && cn.length > 0 ? { certCommonName: cn } : {}),
   };
 }

@@ -33,7 +33,7 @@ import type { Credentials, MemberApi } from '../../server/types.js';
 import { Cacher } from '../../watchcache/cacher.js';
 import { EtcdProtobufFormat } from '../../watchcache/encoders/etcd-protobuf.js';
 import { etcdProto } from '../../wire/proto/index.js';
-import { callerContext, watchPermits } from '../etcd/route.js';
+import { callerContext, credentials, watchPermits } from '../etcd/route.js';
 import { authService } from './auth.js';
 import { clusterService } from './cluster.js';
 import { decodeRequest, encodeResponse } from './codec.js';
@@ -292,12 +292,8 @@ function bind(
 /** The same, from a stream's request headers (gRPC metadata travels as HTTP/2 headers). */
 function credentialsOfStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Credentials {
   const value = headers.token ?? headers.authorization;
-  const one = Array.isArray(value) ? value[0] : value;
-  const cn = clientCertCommonName(stream.session?.socket as Socket | undefined);
-  return {
-    ...(one !== undefined ? { token: one } : {}),
-    ...(cn !== undefined ? { certCommonName: cn } : {}),
-  };
+  const token = Array.isArray(value) ? value[0] : value;
+  return credentials(token, clientCertCommonName(stream.session?.socket as Socket | undefined));
 }
 
 /**
@@ -313,8 +309,5 @@ function credentialsOf(call: {
     | { CN?: string | string[] }
     | undefined;
   const cn = Array.isArray(subject?.CN) ? subject.CN[0] : subject?.CN;
-  return {
-    ...(value !== undefined ? { token: String(value) } : {}),
-    ...(typeof cn === 'string' && cn.length > 0 ? { certCommonName: cn } : {}),
-  };
+  return credentials(value === undefined ? undefined : String(value), cn);
 }
