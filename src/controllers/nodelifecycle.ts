@@ -5,9 +5,12 @@
  *   40 s, the kube-controller-manager's node-monitor-grace-period) gets Ready=Unknown
  *   (NodeStatusUnknown) and the `node.kubernetes.io/unreachable` taints, NoSchedule and
  *   NoExecute (with timeAdded); once its Lease is renewed again the taints go;
- * - the Pods on a node with the NoExecute taint are evicted (deleted) at once, or after
- *   the tolerationSeconds of a toleration that matches it, or never when a toleration
- *   matches without tolerationSeconds;
+ * - the Pods on a node with a NoExecute taint (the unreachable one or any other, say from
+ *   `kubectl taint node n key=value:NoExecute`) are evicted (deleted) at once when they do
+ *   not tolerate one of them, else after the smallest tolerationSeconds of the tolerations
+ *   that match, or never when every taint is tolerated without tolerationSeconds (as
+ *   Kubernetes' taint eviction does); a taint's time is its timeAdded, or when this
+ *   controller first saw it;
  * - Pods bound to a Node that no longer exists are deleted with gracePeriodSeconds=0
  *   (nothing is left to end them), as the Pod garbage collector does.
  *
@@ -67,6 +70,15 @@ export function evictionDelayMs(pod: PodLike, taint: Taint): number {
   return tolerated ? best : 0;
 }
 
+/** The NoExecute taints of a Node, as one comparable string. */
+function noExecuteSignature(n: NodeLike): string {
+  return JSON.stringify(
+    (n.spec?.taints ?? [])
+      .filter((t) => t.effect === 'NoExecute')
+      .map((t) => [t.key, t.value ?? '', t.timeAdded ?? '']),
+  );
+}
+
 export class NodeLifecycleController {
   readonly controller: Controller;
   private readonly nodes: Informer<NodeLike>;
@@ -74,6 +86,8 @@ export class NodeLifecycleController {
   private readonly pods: Informer<PodLike>;
   private readonly now: () => number;
   private readonly graceMs: number;
+  /** NoExecute taints without timeAdded (node, key, value) → first seen, ms. */
+  private readonly firstSeen = new Map<string, number>();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -88,12 +102,22 @@ export class NodeLifecycleController {
     this.leases = ctx.informers.for<LeaseLike>(Resources.leases);
     this.pods = ctx.informers.for<PodLike>(Resources.pods);
     const node = (o: KubeObject) => this.controller.enqueue(`node/${o.metadata.name}`);
+    const podsOn = (name: string | undefined) => {
+      for (const p of this.pods.list())
+        if (p.spec?.nodeName === name) this.controller.enqueue(`pod/${objectKey(p)}`);
+    };
     this.nodes.addHandlers({
       onAdd: node,
-      onUpdate: (_o, n) => node(n),
+      onUpdate: (o, n) => {
+        node(n);
+        if (noExecuteSignature(o) !== noExecuteSignature(n)) {
+          this.forgetTaints(n);
+          podsOn(n.metadata.name);
+        }
+      },
       onDelete: (n) => {
-        for (const p of this.pods.list())
-          if (p.spec?.nodeName === n.metadata.name) this.controller.enqueue(`pod/${objectKey(p)}`);
+        this.forgetTaints({ metadata: { name: n.metadata.name } });
+        podsOn(n.metadata.name);
       },
     });
     this.leases.addHandlers({
@@ -107,6 +131,27 @@ export class NodeLifecycleController {
           this.controller.enqueue(`pod/${objectKey(p)}`);
       },
     });
+  }
+
+  /** When a NoExecute taint was added: its timeAdded, else when this controller first saw it. */
+  private taintTime(nodeName: string, taint: Taint): number {
+    const added = taint.timeAdded ? Date.parse(taint.timeAdded) : Number.NaN;
+    if (!Number.isNaN(added)) return added;
+    const key = `${nodeName}\0${taint.key}\0${taint.value ?? ''}`;
+    let seen = this.firstSeen.get(key);
+    if (seen === undefined) {
+      seen = this.now();
+      this.firstSeen.set(key, seen);
+    }
+    return seen;
+  }
+
+  /** Drops the first-seen times of a Node's taints that it no longer has. */
+  private forgetTaints(n: NodeLike): void {
+    const prefix = `${n.metadata.name}\0`;
+    const keep = new Set((n.spec?.taints ?? []).map((t) => `${prefix}${t.key}\0${t.value ?? ''}`));
+    for (const k of this.firstSeen.keys())
+      if (k.startsWith(prefix) && !keep.has(k)) this.firstSeen.delete(k);
   }
 
   start(): void {
@@ -213,14 +258,16 @@ export class NodeLifecycleController {
       return;
     }
     if (pod.metadata.deletionTimestamp) return;
-    const taint = (node.spec?.taints ?? []).find(
-      (t) => t.key === UNREACHABLE && t.effect === 'NoExecute',
-    );
-    if (!taint) return;
-    const delay = evictionDelayMs(pod, taint);
-    if (delay === Number.POSITIVE_INFINITY) return;
-    const added = taint.timeAdded ? Date.parse(taint.timeAdded) : this.now();
-    const left = added + delay - this.now();
+    const taints = (node.spec?.taints ?? []).filter((t) => t.effect === 'NoExecute');
+    if (taints.length === 0) return;
+    let evictAt = Number.POSITIVE_INFINITY;
+    for (const taint of taints) {
+      const delay = evictionDelayMs(pod, taint);
+      if (delay === Number.POSITIVE_INFINITY) continue;
+      evictAt = Math.min(evictAt, this.taintTime(nodeName, taint) + delay);
+    }
+    if (evictAt === Number.POSITIVE_INFINITY) return;
+    const left = evictAt - this.now();
     if (left > 0) return { requeueAfterMs: left };
     await ignoreNotFound(
       client.delete(pod.metadata.name ?? '', { preconditions: { uid: pod.metadata.uid ?? '' } }),

@@ -2,9 +2,9 @@
  * Controllers and simulated nodes against a real in-process member (startControlPlane):
  * garbage collection (background, foreground with blockOwnerDeletion, orphan), graceful
  * Pod deletion through the kubelet, restarts per restartPolicy, ReplicaSet adoption, and
- * the node lifecycle (unreachable taint, eviction after tolerationSeconds). Pods are bound
- * by the test-only binder (binder.ts) with the scheduler off, so a Pod lands on the node the
- * test expects, Ready or not.
+ * the node lifecycle (unreachable taint, eviction after tolerationSeconds; a user's
+ * NoExecute taint evicts too). Pods are bound by the test-only binder (binder.ts) with the
+ * scheduler off, so a Pod lands on the node the test expects, Ready or not.
  */
 import t from 'tap';
 import type { KubeObject } from '../../src/client/k8s/types.js';
@@ -291,6 +291,57 @@ t.test('control plane against a member', async (t) => {
       t.notOk(
         left.includes('intolerant') || left.includes('patient'),
         'the node came back and its kubelet finished the evictions',
+      );
+    },
+  );
+
+  await t.test(
+    "a user's NoExecute taint evicts the Pods that do not tolerate it, the others after their tolerationSeconds",
+    async (t) => {
+      const sim = cp.nodes;
+      if (!sim) throw new Error('no simulator');
+      const node = sim.nodeNames[0] as string;
+      const tol = (tolerationSeconds?: number) => [
+        {
+          key: 'maintenance',
+          operator: 'Equal',
+          value: 'now',
+          effect: 'NoExecute',
+          ...(tolerationSeconds === undefined ? {} : { tolerationSeconds }),
+        },
+      ];
+      const mk = (name: string, tolerations: unknown[]) =>
+        pods.create({
+          metadata: { name },
+          spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox' }], tolerations },
+        });
+      await mk('t-intolerant', []);
+      await mk('t-patient', tol(2));
+      await mk('t-forever', tol());
+      const names = ['t-intolerant', 't-patient', 't-forever'];
+      await waitFor('running', async () =>
+        (await pods.list()).items
+          .filter((p) => names.includes(p.metadata.name as string))
+          .every(ready),
+      );
+      const nodes = cp.client.resource(Resources.nodes);
+      // As `kubectl taint node N maintenance=now:NoExecute` sends it: no timeAdded.
+      await nodes.patch(
+        node,
+        { spec: { taints: [{ key: 'maintenance', value: 'now', effect: 'NoExecute' }] } },
+        'merge',
+      );
+      const deleting = async (n: string) =>
+        (await pods.list()).items.find((p) => p.metadata.name === n)?.metadata.deletionTimestamp !==
+          undefined || !(await pods.list()).items.some((p) => p.metadata.name === n);
+      await waitFor('intolerant evicted', () => deleting('t-intolerant'));
+      t.notOk(await deleting('t-patient'), 'the Pod tolerating it for 2 s is not evicted at once');
+      await waitFor('patient evicted', () => deleting('t-patient'), 20_000);
+      t.notOk(await deleting('t-forever'), 'a toleration without seconds keeps it');
+      await nodes.patch(node, { spec: { taints: null } }, 'merge');
+      await pods.delete('t-forever', { gracePeriodSeconds: 0 });
+      await waitFor('evicted Pods ended by the kubelet', async () =>
+        (await pods.list()).items.every((p) => !names.includes(p.metadata.name as string)),
       );
     },
   );
