@@ -3,7 +3,8 @@
  * store, no control plane): an address from the range for a Service without one, a
  * requested one checked (outside the range, the reserved first addresses, taken: 422 with
  * Kubernetes' texts and nothing stored), headless and ExternalName Services untouched, the
- * address immutable on update and kept by a replace that leaves it out, freed by a delete,
+ * address immutable on update and kept by a replace that leaves it out, given on the update
+ * that turns an ExternalName Service into a ClusterIP one, freed by a delete,
  * "range is full" when none is left; concurrent creates through two faces over one store
  * (two API servers) never share an address; after a restart the stored Services' addresses
  * stay taken; the flag's default and a bad range. A fast-check property holds the picking rule against a set model.
@@ -119,6 +120,49 @@ t.test('clusterIP allocation', async (t) => {
     const replaced = await services.update({ ...a, spec: rest });
     t.equal(replaced.spec.clusterIP, ip, 'carried over from the stored Service');
     t.equal((await services.get('a')).spec.clusterIP, ip);
+  });
+
+  await t.test('an ExternalName Service turned into a ClusterIP one gets an address', async (t) => {
+    const ext = { type: 'ExternalName', externalName: 'example.com' };
+    await services.create({ metadata: { name: 'ext2' }, spec: ext });
+    const turned = await services.patch(
+      'ext2',
+      { spec: { type: 'ClusterIP', externalName: null, ports: [{ port: 80 }] } },
+      'merge',
+    );
+    t.ok(inRange(turned.spec.clusterIP), `allocated ${turned.spec.clusterIP} on the update`);
+    t.same(turned.spec.clusterIPs, [turned.spec.clusterIP]);
+    const held = new Set((await services.list()).items.map((s) => s.spec.clusterIP));
+    t.equal(
+      [...held].filter((ip) => ip === turned.spec.clusterIP).length,
+      1,
+      'an address no other Service holds',
+    );
+    t.equal((await services.get('ext2')).spec.clusterIP, turned.spec.clusterIP, 'stored');
+
+    // A requested address is checked as on create: taken → 422 and nothing changes.
+    await services.create({ metadata: { name: 'ext3' }, spec: ext });
+    const before = await services.get('ext3');
+    const taken = await rejection(
+      services.patch(
+        'ext3',
+        { spec: { type: 'ClusterIP', externalName: null, clusterIP: turned.spec.clusterIP } },
+        'merge',
+      ),
+    );
+    t.equal(taken.code, 422);
+    t.match(taken.message, /failed to allocate IP .*: provided IP is already allocated/);
+    t.same(await services.get('ext3'), before, 'the refused update changed nothing');
+    const free = ['10.0.0.14', '10.0.0.13', '10.0.0.12', '10.0.0.11', '10.0.0.10'].find(
+      (ip) => !held.has(ip),
+    );
+    const given = await services.patch(
+      'ext3',
+      { spec: { type: 'ClusterIP', externalName: null, clusterIP: free, ports: [{ port: 80 }] } },
+      'merge',
+    );
+    t.equal(given.spec.clusterIP, free, 'a free requested address is kept');
+    for (const n of ['ext2', 'ext3']) await services.delete(n);
   });
 
   await t.test('full range, and a delete frees the address', async (t) => {

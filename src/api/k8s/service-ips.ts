@@ -1,6 +1,7 @@
 /**
  * Service clusterIP allocation on the write path, as kube-apiserver's Service registry does
- * it on create (src/k8s/service-ips.ts has the rules and texts).
+ * it on create, and on an update that turns an ExternalName Service into one that needs an
+ * address (src/k8s/service-ips.ts has the rules and texts).
  *
  * What is taken is derived from the stored Services, so nothing is kept beside them: a
  * restart, a delete by any path (a namespace emptied, a finalizer removed) frees the address
@@ -12,6 +13,7 @@
  */
 import { bytesKey, keyBytes, prefixEndBytes, resourcePrefix } from '../../k8s/keys.js';
 import {
+  type ClusterIpNeed,
   checkRequested,
   clusterIpNeed,
   heldClusterIp,
@@ -48,29 +50,45 @@ async function takenAddresses(kube: Kube): Promise<{ taken: Set<string>; revisio
   return { taken, revision };
 }
 
+/**
+ * Gives `obj` the address `need` asks for (checked, or a free one) from the Services stored
+ * at a revision R; the compare that makes the write fail if any Service changed since R.
+ */
+async function allocate(
+  kube: Kube,
+  obj: KubeObject,
+  need: Exclude<ClusterIpNeed, { kind: 'none' }>,
+): Promise<Compare[]> {
+  const range = parseCidr(kube.options.serviceClusterIpRange);
+  const { taken, revision } = await takenAddresses(kube);
+  if (need.kind === 'given') checkRequested(obj, range, need.ip, taken);
+  setClusterIp(obj, need.kind === 'given' ? need.ip : pickFree(range, taken));
+  return [
+    {
+      key: keyBytes(PREFIX),
+      rangeEnd: prefixEndBytes(PREFIX),
+      target: 'MOD',
+      result: 'LESS',
+      modRevision: revision + 1,
+    },
+  ];
+}
+
 export const serviceHooks: KindHooks = {
   serialCreates: true,
   beforeCreate(kube: Kube, obj: KubeObject): () => Promise<Compare[]> {
     // What the request asked for, before any attempt sets an address.
     const need = clusterIpNeed(obj);
-    return async () => {
-      if (need.kind === 'none') return [];
-      const range = parseCidr(kube.options.serviceClusterIpRange);
-      const { taken, revision } = await takenAddresses(kube);
-      if (need.kind === 'given') checkRequested(obj, range, need.ip, taken);
-      setClusterIp(obj, need.kind === 'given' ? need.ip : pickFree(range, taken));
-      return [
-        {
-          key: keyBytes(PREFIX),
-          rangeEnd: prefixEndBytes(PREFIX),
-          target: 'MOD',
-          result: 'LESS',
-          modRevision: revision + 1,
-        },
-      ];
-    };
+    return async () => (need.kind === 'none' ? [] : allocate(kube, obj, need));
   },
   prepare(_kube, obj, old) {
     if (old) keepClusterIp(obj, old);
+  },
+  // A Service that held no address (ExternalName) and needs one now (turned ClusterIP,
+  // NodePort or LoadBalancer) gets it as on create. One that held one kept it in prepare.
+  async beforeUpdate(kube, next, old) {
+    if (heldClusterIp(old) !== undefined) return [];
+    const need = clusterIpNeed(next);
+    return need.kind === 'none' ? [] : allocate(kube, next, need);
   },
 };

@@ -101,9 +101,14 @@ export class ObjectStorage {
     return this.txn(compare, key, encodeStored(obj));
   }
 
-  update(key: string, obj: KubeObject, modRevision: number): Promise<WriteOutcome> {
+  update(
+    key: string,
+    obj: KubeObject,
+    modRevision: number,
+    extra: Compare[] = [],
+  ): Promise<WriteOutcome> {
     return this.txn(
-      [{ key: keyBytes(key), target: 'MOD', result: 'EQUAL', modRevision }],
+      [{ key: keyBytes(key), target: 'MOD', result: 'EQUAL', modRevision }, ...extra],
       key,
       encodeStored(obj),
     );

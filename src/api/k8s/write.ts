@@ -37,6 +37,12 @@ export interface KindHooks {
   beforeCreate?(kube: Kube, obj: KubeObject): () => Promise<Compare[]>;
   /** Creates of this kind run one at a time in this process (see beforeCreate). */
   serialCreates?: boolean;
+  /**
+   * On update, after admission and before each swap: as beforeCreate's step, may set fields
+   * of `next` from what the store holds (the clusterIP of a Service that needs one only now)
+   * and returns compares the swap must also hold. It may throw 422.
+   */
+  beforeUpdate?(kube: Kube, next: KubeObject, old: KubeObject): Promise<Compare[]>;
 }
 
 /** The queue of each kind's serial creates, per face. */
@@ -240,8 +246,10 @@ export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateRes
     }
     if (u.status) next.status = u.status;
     normalizeObject(info, next);
-    kube.hooks.get(`${info.group}/${info.resource}`)?.prepare?.(kube, next, cur.obj);
+    const hooks = kube.hooks.get(`${info.group}/${info.resource}`);
+    hooks?.prepare?.(kube, next, cur.obj);
     next = await admit(kube, info, 'UPDATE', u.subresource ?? '', next, cur.obj, u.dryRun);
+    const extra = (await hooks?.beforeUpdate?.(kube, next, cur.obj)) ?? [];
     if (!u.tracked) {
       next = trackUpdate(info, cur.obj, next, u.manager, u.subresource, kube.options.now());
     }
@@ -263,13 +271,11 @@ export async function updateObject(kube: Kube, u: UpdateSpec): Promise<UpdateRes
     }
     const out = finished
       ? await kube.storage.delete(key, cur.modRevision)
-      : await kube.storage.update(key, next, cur.modRevision);
+      : await kube.storage.update(key, next, cur.modRevision, extra);
     if (out.ok) {
       if (!finished) {
         next.metadata.resourceVersion = String(out.revision);
-        await kube.hooks
-          .get(`${info.group}/${info.resource}`)
-          ?.afterWrite?.(kube, next, out.revision);
+        await hooks?.afterWrite?.(kube, next, out.revision);
       }
       return { obj: next, deleted: finished };
     }
