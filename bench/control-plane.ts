@@ -10,7 +10,15 @@
  *   - the member's CPU (user + system seconds, and as a share of one core) and its peak RSS
  *     while the pods are created and scheduled (Linux /proc), and the load average.
  * Each scenario is bounded by `--timeout` seconds (default 600): unbound pods are reported.
- * `--quick` runs 100 × 1,000 only. Results go to bench/results/control-plane-<time>.json.
+ *
+ * Then the deployment scenario (`--deployment NODESxREPLICAS`, default 100x1000; `none` to
+ * skip): a member as `etcetera serve --control-plane --nodes N` (controllers, scheduler and
+ * N simulated kubelets, all in the member's process), one Deployment created as `kubectl
+ * create deployment web --image=nginx:1.27 --replicas=R` creates it, and the time from its
+ * create to all R pods created, bound, and Ready (watched), with the member's CPU and peak RSS.
+ *
+ * `--quick` runs 100 × 1,000 only (and the deployment scenario). Results go to
+ * bench/results/control-plane-<time>.json.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,6 +36,8 @@ const { values: args } = parseArgs({
     scenarios: { type: 'string' },
     timeout: { type: 'string', default: '600' },
     concurrency: { type: 'string', default: '64' },
+    deployment: { type: 'string', default: '100x1000' },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
 
@@ -81,12 +91,26 @@ function procUsage(pid: number): { cpuSeconds: number; rssBytes: number } | unde
   }
 }
 
-async function startMember(dir: string): Promise<{ child: ChildProcess; url: string }> {
+async function startMember(
+  dir: string,
+  parts: string[] = ['--scheduler'],
+): Promise<{ child: ChildProcess; url: string }> {
   const [client, peer] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${client}`;
+  // --cpu-prof: the member writes a V8 CPU profile into bench/results/ when it exits.
+  if (args['cpu-prof'])
+    mkdirSync(fileURLToPath(new URL('../../bench/results/', import.meta.url)), { recursive: true });
+  const prof = args['cpu-prof']
+    ? [
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        fileURLToPath(new URL('../../bench/results/', import.meta.url)),
+      ]
+    : [];
   const child = spawn(
     process.execPath,
     [
+      ...prof,
       CLI,
       'serve',
       '--name',
@@ -99,13 +123,13 @@ async function startMember(dir: string): Promise<{ child: ChildProcess; url: str
       `http://127.0.0.1:${peer}`,
       '--log-level',
       'warn',
-      '--scheduler',
+      ...parts,
       '--scheduler-seed',
       '1',
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 90_000;
   for (;;) {
     try {
       if ((await fetch(`${url}/api/v1/nodes`)).status === 200) break;
@@ -259,8 +283,118 @@ async function run(s: Scenario) {
   }
 }
 
+const isReady = (p: Pod) =>
+  (p.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.some(
+    (c) => c.type === 'Ready' && c.status === 'True',
+  ) === true;
+
+/** `serve --control-plane --nodes N`, one Deployment of R replicas, until all R are Ready. */
+async function runDeployment(s: Scenario) {
+  const dir = mkdtempSync(join(tmpdir(), 'etcetera-control-plane-'));
+  const { child, url } = await startMember(dir, ['--control-plane', '--nodes', String(s.nodes)]);
+  const pid = child.pid as number;
+  try {
+    const kube = new KubeClient({ baseUrl: url, timeoutMs: 60_000 });
+    const nodes = kube.resource(Resources.nodes);
+    const readyNodes = async () =>
+      (await nodes.list()).items.filter((n) =>
+        (
+          n as { status?: { conditions?: { type: string; status: string }[] } }
+        ).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      ).length;
+    const nodesDeadline = Date.now() + 300_000;
+    while ((await readyNodes().catch(() => 0)) < s.nodes) {
+      if (Date.now() > nodesDeadline) throw new Error(`${s.nodes} simulated nodes not Ready`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const created = new Set<string>();
+    const bound = new Set<string>();
+    const ready = new Set<string>();
+    const at: { created?: number; bound?: number; ready?: number } = {};
+    let allReady: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      allReady = resolve;
+    });
+    let start = 0;
+    const seen = (p: Pod) => {
+      const name = p.metadata.name ?? '';
+      const now = performance.now();
+      if (!created.has(name)) {
+        created.add(name);
+        if (created.size === s.pods) at.created = now;
+      }
+      if (p.spec?.nodeName && !bound.has(name)) {
+        bound.add(name);
+        if (bound.size === s.pods) at.bound = now;
+      }
+      if (isReady(p) && !ready.has(name)) {
+        ready.add(name);
+        if (ready.size === s.pods) {
+          at.ready = now;
+          allReady();
+        }
+      }
+    };
+    const informer = kube.informer(kube.resource<Pod>(Resources.pods, 'default'));
+    informer.addHandlers({ onAdd: seen, onUpdate: (_o, p) => seen(p) });
+    informer.start();
+    await informer.waitForSync();
+    const before = procUsage(pid);
+    let peakRss = before?.rssBytes ?? 0;
+    const sampler = setInterval(() => {
+      const u = procUsage(pid);
+      if (u && u.rssBytes > peakRss) peakRss = u.rssBytes;
+    }, 250);
+    start = performance.now();
+    // What `kubectl create deployment web --image=nginx:1.27 --replicas=R` sends.
+    await retrying(() =>
+      kube.resource(Resources.deployments, 'default').create({
+        metadata: { name: 'web', labels: { app: 'web' } },
+        spec: {
+          replicas: s.pods,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] },
+          },
+        },
+      }),
+    );
+    await Promise.race([
+      done,
+      new Promise((r) => setTimeout(r, Number(args.timeout) * 1000).unref()),
+    ]);
+    const end = performance.now();
+    clearInterval(sampler);
+    const after = procUsage(pid);
+    await informer.stop();
+    const cpuSeconds = before && after ? after.cpuSeconds - before.cpuSeconds : Number.NaN;
+    const secs = (t: number | undefined) => (t === undefined ? null : round((t - start) / 1000));
+    return {
+      nodes: s.nodes,
+      replicas: s.pods,
+      created: created.size,
+      bound: bound.size,
+      ready: ready.size,
+      secondsToAllCreated: secs(at.created),
+      secondsToAllBound: secs(at.bound),
+      secondsToAllReady: secs(at.ready),
+      member: {
+        cpuSeconds: round(cpuSeconds),
+        cpuShareOfOneCore: round(cpuSeconds / ((end - start) / 1000)),
+        peakRssMiB: round(peakRss / 1024 / 1024),
+      },
+      loadAverage: loadavg().map(round),
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main() {
-  const results = [];
+  const results: unknown[] = [];
   for (const s of scenarios()) {
     console.log(
       `scenario: ${s.nodes} nodes × ${s.pods} pods (load average ${loadavg().map(round).join(' ')})`,
@@ -272,6 +406,23 @@ async function main() {
     );
     console.log(
       `  pods created in ${r.createSeconds} s; member CPU ${r.member.cpuSeconds} s (${r.member.cpuShareOfOneCore} of one core), peak RSS ${r.member.peakRssMiB} MiB; load average ${r.loadAverage.join(' ')}`,
+    );
+  }
+  if (args.deployment !== 'none') {
+    const m = /^(\d+)x(\d+)$/.exec(args.deployment ?? '');
+    if (!m)
+      throw new Error(`--deployment: ${JSON.stringify(args.deployment)} is not NODESxREPLICAS`);
+    const d = { nodes: Number(m[1]), pods: Number(m[2]) };
+    console.log(
+      `deployment: serve --control-plane --nodes ${d.nodes}, create deployment --replicas=${d.pods} (load average ${loadavg().map(round).join(' ')})`,
+    );
+    const r = await runDeployment(d);
+    results.push({ deployment: r });
+    console.log(
+      `  ${r.ready}/${r.replicas} Ready (${r.created} created, ${r.bound} bound); all created ${r.secondsToAllCreated} s, all bound ${r.secondsToAllBound} s, all Ready ${r.secondsToAllReady} s after the create`,
+    );
+    console.log(
+      `  member CPU ${r.member.cpuSeconds} s (${r.member.cpuShareOfOneCore} of one core), peak RSS ${r.member.peakRssMiB} MiB; load average ${r.loadAverage.join(' ')}`,
     );
   }
   const out = fileURLToPath(new URL('../../bench/results/', import.meta.url));
