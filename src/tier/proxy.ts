@@ -110,7 +110,7 @@ export function parseProxyArgs(args: string[]): ProxyConfig {
 }
 
 /** A running proxy: the remote member and its listeners. */
-export interface Proxy {
+export interface RunningProxy {
   readonly member: RemoteMember;
   /** The bound client URLs (port 0 resolved). */
   readonly clientUrls: URL[];
@@ -124,7 +124,7 @@ const urlString = (u: URL) => u.href.replace(/\/$/, '');
 export async function startProxy(
   config: ProxyConfig,
   options: { logger?: Logger } = {},
-): Promise<Proxy> {
+): Promise<RunningProxy> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'proxy' });
   if (config.dataDir !== undefined) await mkdir(config.dataDir, { recursive: true });
   let listeners: ClientListeners | undefined;

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { Client, isClientError, text } from '../../src/client/index.js';
 import { silentLogger } from '../../src/server/logger.js';
-import { type Proxy, parseProxyArgs, startProxy } from '../../src/tier/proxy.js';
+import { parseProxyArgs, type RunningProxy, startProxy } from '../../src/tier/proxy.js';
 import { etcdUnavailable, startEtcd } from '../api/servers.js';
 import { waitFor } from '../server/helpers.js';
 
@@ -32,7 +32,7 @@ t.test('the tier in front of etcd', { skip }, async (t) => {
   await direct.put('old/1', 'a');
   await direct.put('old/2', 'b');
   await direct.delete('old/1');
-  const proxy: Proxy = await startProxy(
+  const proxy: RunningProxy = await startProxy(
     parseProxyArgs(['--endpoints', etcd.url, '--listen-client-urls', 'http://127.0.0.1:0']),
     { logger: silentLogger() },
   );
