@@ -130,6 +130,33 @@ t.test('the tier in front of etcd', { skip }, async (t) => {
     t.equal(metric(await metrics(url), 'etcetera_tier_upstream_lag_revisions'), 0);
   });
 
+  await t.test('txns through the tier answer as etcd does', async (t) => {
+    const txn = {
+      compare: [{ key: 'txn/k', target: 'VERSION' as const, result: 'EQUAL' as const, version: 0 }],
+      success: [
+        { put: { key: 'txn/k', value: 'one', prevKv: true } },
+        { range: { key: 'txn/', prefix: true } },
+      ],
+      failure: [
+        { delete: { key: 'txn/k', prevKv: true } },
+        { range: { key: 'txn/', prefix: true } },
+      ],
+    };
+    const first = await client.txn(txn);
+    t.equal(first.succeeded, true);
+    t.match(first.responses, [{ type: 'put' }, { type: 'range', count: 1 }]);
+    const second = await client.txn(txn);
+    t.equal(second.succeeded, false, 'the compare saw the first txn');
+    t.equal(second.responses[0]?.type, 'delete');
+    const del = second.responses[0] as { deleted: number; prevKvs: { value: Uint8Array }[] };
+    t.equal(del.deleted, 1);
+    t.same(
+      del.prevKvs.map((kv) => text(kv.value)),
+      ['one'],
+    );
+    t.equal((await direct.get('txn/k')).kvs.length, 0, 'etcd applied both');
+  });
+
   await t.test('leases through the tier', async (t) => {
     const l = await client.leaseGrant(30);
     t.ok(BigInt(l.id) < 2n ** 53n, 'the tier chose an ID the member contract carries');
