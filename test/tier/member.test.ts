@@ -6,6 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, writeFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -26,6 +27,42 @@ function findKubectl(): string | undefined {
     } catch {}
   }
   return undefined;
+}
+
+/** A TCP forwarder to `target` that can refuse and cut its connections for a while. */
+async function forwarder(target: string) {
+  const to = new URL(target);
+  const sockets = new Set<Socket>();
+  let holding = false;
+  const server = createServer((inbound) => {
+    if (holding) {
+      inbound.destroy();
+      return;
+    }
+    const outbound = connect(Number(to.port), to.hostname);
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hold() {
+      holding = true;
+      for (const s of sockets) s.destroy();
+    },
+    release() {
+      holding = false;
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }
 
 const tierOver = (endpoint: string): Promise<RunningProxy> =>
@@ -103,6 +140,53 @@ t.test('the tier in front of an etcetera member', async (t) => {
     await waitFor('five events on the other tier', () => seen.length >= 5);
     t.same(seen, ['x/0=0', 'x/1=1', 'x/2=2', 'x/3=3', 'x/4=4']);
     await w.close();
+  });
+
+  await t.test('an upstream compacted past the tier resets its cache', async (t) => {
+    const fwd = await forwarder(upstream.url);
+    const tier = await tierOver(fwd.url);
+    const client = new Client({ endpoints: [urlOf(tier)] });
+    t.teardown(async () => {
+      client.close();
+      await tier.stop();
+      await fwd.close();
+    });
+    const seen: string[] = [];
+    let ended: unknown;
+    const w = client.watch(
+      'r/',
+      { prefix: true },
+      (b) => {
+        for (const e of b.events) seen.push(text(e.kv.key));
+      },
+      { onError: (e) => (ended = e) },
+    );
+    await w.ready;
+    await direct.put('r/1', 'a');
+    await waitFor('the first event', () => seen.length === 1);
+    // The tier loses the upstream; meanwhile the events it missed are compacted away.
+    fwd.hold();
+    await waitFor('the tier notices', () => !tier.member.health().health);
+    await direct.put('r/2', 'b');
+    const { header } = await direct.put('r/3', 'c');
+    await direct.compact(header.revision);
+    fwd.release();
+    await waitFor('the reset', () => tier.member.watchSource.resets === 1, 10_000);
+    await waitFor('the old watcher ends', () => ended !== undefined);
+    t.match(String(ended), /compacted/, 'a watcher behind the reset ends with compacted');
+    t.same(seen, ['r/1'], 'and never saw a made-up or repeated event');
+    t.ok(tier.member.watchSource.currentRevision >= header.revision);
+    t.ok(tier.member.watchSource.compactRevision >= header.revision, 'the compaction is known');
+    const after: string[] = [];
+    const w2 = client.watch('r/', { prefix: true }, (b) => {
+      for (const e of b.events) after.push(text(e.kv.key));
+    });
+    await w2.ready;
+    await direct.put('r/4', 'd');
+    await waitFor('a new watch works', () => after.length === 1);
+    t.same(after, ['r/4']);
+    t.equal(tier.member.health().health, true);
+    await w2.close();
   });
 
   const kubectl = findKubectl();
