@@ -5,12 +5,21 @@
  * big-endian double of monotonic microseconds) so that any watcher can compute its latency.
  * Per prefix it records the revisions the server acknowledged: what each watcher must receive.
  *
+ * A put that failed is of unknown outcome ("request timed out" is answered while the proposal
+ * may still commit), and a committed one reaches every watcher like any other. So once every
+ * put has settled, the writer puts one barrier write (proposed after all of them, so applied
+ * after all of them) and walks the history of each key that had a failure, back to the run's
+ * start revision, matching values by their stamp: a failed put found there counts as a write
+ * (its revision is due to its watchers), one not found as not committed. Without this a
+ * watcher that received a committed-but-failed write would be counted as having a gap.
+ *
  * gRPC (etcd, and etcetera by default): KV/Put, hand encoded (bench/lib/etcd-proto.ts), on one
  * connection as etcd's clients do; the same code for both systems. JSON (etcetera with
  * --protocol json): POST /v3/kv/put over keep-alive HTTP.
  */
 import { Agent, request } from 'node:http';
 import { Client, credentials } from '@grpc/grpc-js';
+import { Client as EtcdClient } from '../src/client/index.js';
 import {
   type FromWriter,
   groupCount,
@@ -78,6 +87,56 @@ function grpcPut(config: RunConfig): PutFn {
 let config: RunConfig;
 let put: PutFn;
 
+/** A key no watcher watches ('/fanout-' sorts outside every '/fanout/' prefix). */
+const WARMUP_KEY = '/fanout-warmup';
+
+interface Failed {
+  group: number;
+  key: string;
+  stamp: number;
+}
+
+/**
+ * The revisions at which failed puts were committed after all (see the file comment), per
+ * failed put in order; undefined where a put is not in its key's history.
+ */
+async function resolveFailed(
+  c: RunConfig,
+  failed: readonly Failed[],
+): Promise<(number | undefined)[]> {
+  if (failed.length === 0) return [];
+  const barrier = await putAsync(WARMUP_KEY, Buffer.alloc(8));
+  const client = new EtcdClient({
+    endpoints: [c.clientUrl],
+    timeoutMs: 30_000,
+    transport: c.protocol,
+  });
+  try {
+    const byKey = new Map<string, Map<number, number>>();
+    for (const f of failed) {
+      if (byKey.has(f.key)) continue;
+      // stamp → revision of every version of the key written during the run.
+      const versions = new Map<number, number>();
+      let at = barrier;
+      while (at >= c.startRevision) {
+        const { kvs } = await client.get(f.key, { revision: at });
+        const kv = kvs[0];
+        if (kv === undefined || kv.modRevision < c.startRevision) break;
+        if (kv.value.length >= 8)
+          versions.set(
+            Buffer.from(kv.value.buffer, kv.value.byteOffset, 8).readDoubleBE(0),
+            kv.modRevision,
+          );
+        at = kv.modRevision - 1;
+      }
+      byKey.set(f.key, versions);
+    }
+    return failed.map((f) => byKey.get(f.key)?.get(f.stamp));
+  } finally {
+    client.close();
+  }
+}
+
 function makeValue(template: Buffer): Buffer {
   const v = Buffer.from(template);
   v.writeDoubleBE(nowUs(), 0);
@@ -92,7 +151,7 @@ async function prepare(c: RunConfig): Promise<void> {
   config = c;
   put = c.protocol === 'grpc' ? grpcPut(c) : etceteraPut(c);
   // Warm the connection on a key no watcher watches.
-  await putAsync('/fanout-warmup', Buffer.alloc(8));
+  await putAsync(WARMUP_KEY, Buffer.alloc(8));
   process.send?.({ type: 'ready' } satisfies FromWriter);
 }
 
@@ -109,6 +168,7 @@ function run(): void {
   let inFlight = 0;
   let acked = 0;
   let errors = 0;
+  const failed: Failed[] = [];
   let firstError: string | undefined;
   let lastStartUs = t0;
   let doneIssuing = 0;
@@ -123,27 +183,42 @@ function run(): void {
       inFlight--;
       if (err) {
         errors++;
+        failed.push({ group, key, stamp: started });
         firstError ??= err.message;
       } else {
         acked++;
         recordClamped(latency, nowUs() - started);
         groupRevisions[group]!.push(revision);
       }
-      if (doneIssuing > 0 && inFlight === 0) report();
+      if (doneIssuing > 0 && inFlight === 0) settle();
     });
   };
-  const report = () => {
+  const settle = () => {
     const cpu = process.cpuUsage(cpu0);
+    const endUs = nowUs();
+    resolveFailed(c, failed).then((revisions) => {
+      let committed = 0;
+      revisions.forEach((r, i) => {
+        if (r === undefined) return;
+        committed++;
+        groupRevisions[failed[i]!.group]!.push(r);
+      });
+      report(cpu, endUs, committed);
+    }, fail);
+  };
+  const report = (cpu: NodeJS.CpuUsage, endUs: number, committedFailed: number) => {
     const result: WriterResult = {
-      writes: acked,
+      writes: acked + committedFailed,
+      acked,
       errors,
+      committedFailed,
       firstStartUs: t0,
       lastStartUs,
       achievedRate: issued / ((doneIssuing - t0) / 1e6),
       // Acknowledgements may come back out of order; watchers get revisions in order.
       groupRevisions: groupRevisions.map((rs) => rs.sort((a, b) => a - b)),
       putLatency: encodeHistogram(latency),
-      cpuPct: (cpu.user + cpu.system) / 1e4 / ((nowUs() - t0) / 1e6),
+      cpuPct: (cpu.user + cpu.system) / 1e4 / ((endUs - t0) / 1e6),
       ...(firstError === undefined ? {} : { firstError }),
     };
     process.send?.({ type: 'done', result } satisfies FromWriter, () => process.exit(0));
@@ -154,7 +229,7 @@ function run(): void {
     while (issued < due && inFlight < c.maxInFlight) one(issued++);
     if (issued >= total || now - t0 >= c.durationS * 1e6) {
       doneIssuing = nowUs();
-      if (inFlight === 0) report();
+      if (inFlight === 0) settle();
       return;
     }
     setTimeout(tick, 1);
