@@ -97,6 +97,20 @@ interface Failed {
 }
 
 /**
+ * A put proposed after every put of the run: once it is acknowledged, all of them are applied
+ * or never will be. A member still behind may time it out too; it is tried again.
+ */
+async function barrierPut(): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await putAsync(WARMUP_KEY, Buffer.alloc(8));
+    } catch (e) {
+      if (attempt >= 10) throw e;
+    }
+  }
+}
+
+/**
  * The revisions at which failed puts were committed after all (see the file comment), per
  * failed put in order; undefined where a put is not in its key's history.
  */
@@ -105,7 +119,7 @@ async function resolveFailed(
   failed: readonly Failed[],
 ): Promise<(number | undefined)[]> {
   if (failed.length === 0) return [];
-  const barrier = await putAsync(WARMUP_KEY, Buffer.alloc(8));
+  const barrier = await barrierPut();
   const client = new EtcdClient({
     endpoints: [c.clientUrl],
     timeoutMs: 30_000,
