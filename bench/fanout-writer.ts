@@ -8,8 +8,8 @@
  * A put that failed is of unknown outcome ("request timed out" is answered while the proposal
  * may still commit), and a committed one reaches every watcher like any other. So once every
  * put has settled, the writer puts one barrier write (proposed after all of them, so applied
- * after all of them) and walks the history of each key that had a failure, back to the run's
- * start revision, matching values by their stamp: a failed put found there counts as a write
+ * after all of them) and replays the run's history with one watch from its start revision
+ * through the barrier, matching values by their stamp: a failed put found there counts as a write
  * (its revision is due to its watchers), one not found as not committed. Without this a
  * watcher that received a committed-but-failed write would be counted as having a gap.
  *
@@ -19,7 +19,7 @@
  */
 import { Agent, request } from 'node:http';
 import { Client, credentials } from '@grpc/grpc-js';
-import { Client as EtcdClient } from '../src/client/index.js';
+import { Client as EtcdClient, type Watch } from '../src/client/index.js';
 import {
   type FromWriter,
   groupCount,
@@ -125,28 +125,40 @@ async function resolveFailed(
     timeoutMs: 30_000,
     transport: c.protocol,
   });
+  // stamp → revision of every write under the run's prefixes, from one watch replaying the
+  // history from the start revision: ['/fanout-', '/fanout0') holds the barrier's key and
+  // every '/fanout/' prefix, so the barrier's own event says the replay is complete.
+  const committed = new Map<number, number>();
+  const watch = await new Promise<Watch>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('history replay took over 60 s')), 60_000);
+    const w: Watch = client.watch(
+      '/fanout-',
+      { rangeEnd: '/fanout0', startRevision: c.startRevision },
+      (batch) => {
+        let complete = false;
+        for (const e of batch.events) {
+          if (e.kv.modRevision >= barrier) complete = true;
+          const v = e.kv.value;
+          if (v.length >= 8)
+            committed.set(Buffer.from(v.buffer, v.byteOffset, 8).readDoubleBE(0), e.kv.modRevision);
+        }
+        if (complete) {
+          clearTimeout(timer);
+          resolve(w);
+        }
+      },
+      {
+        onError: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      },
+    );
+  });
   try {
-    const byKey = new Map<string, Map<number, number>>();
-    for (const f of failed) {
-      if (byKey.has(f.key)) continue;
-      // stamp → revision of every version of the key written during the run.
-      const versions = new Map<number, number>();
-      let at = barrier;
-      while (at >= c.startRevision) {
-        const { kvs } = await client.get(f.key, { revision: at });
-        const kv = kvs[0];
-        if (kv === undefined || kv.modRevision < c.startRevision) break;
-        if (kv.value.length >= 8)
-          versions.set(
-            Buffer.from(kv.value.buffer, kv.value.byteOffset, 8).readDoubleBE(0),
-            kv.modRevision,
-          );
-        at = kv.modRevision - 1;
-      }
-      byKey.set(f.key, versions);
-    }
-    return failed.map((f) => byKey.get(f.key)?.get(f.stamp));
+    return failed.map((f) => committed.get(f.stamp));
   } finally {
+    await watch.close();
     client.close();
   }
 }
