@@ -84,13 +84,18 @@ export function connectionOfWatcher(c: RunConfig, watcher: number): number {
 
 /** What a run's writer achieved, and per group what every watcher of it must receive. */
 export interface WriterResult {
+  /** Writes committed: acknowledged, plus failed ones found committed after the run. */
   writes: number;
+  acked: number;
+  /** Puts answered with an error (timeouts among them). */
   errors: number;
+  /** Of `errors`, those whose write was committed all the same (their revisions are due). */
+  committedFailed: number;
   firstStartUs: number;
   lastStartUs: number;
   /** Achieved writes per second over the schedule. */
   achievedRate: number;
-  /** Per group: the revisions of its acknowledged writes (what each of its watchers must get). */
+  /** Per group: the revisions of its committed writes (what each of its watchers must get). */
   groupRevisions: number[][];
   putLatency: string;
   cpuPct: number;

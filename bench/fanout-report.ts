@@ -103,7 +103,9 @@ const ROWS: Row[] = [
     get: (r) => 100 * Math.max(...r.generators.map((g) => g.eventLoopUtilization)),
   },
   { label: 'machine busy % (all cores)', get: (r) => r.machineBusyPct ?? Number.NaN },
-  { label: 'writes acked/s', get: (r) => r.writes / r.durationS },
+  { label: 'writes acked/s', get: (r) => r.acked / r.durationS },
+  { label: 'puts failed', get: (r) => r.writeErrors },
+  { label: '  committed all the same', get: (r) => r.committedFailed },
   { label: 'put latency p99 ms', get: (r) => r.putLatency.p99, ratio: true },
   { label: 'setup s', get: (r) => r.setupS },
 ];

@@ -52,8 +52,12 @@ export interface RunResult extends RunShape {
   system: System;
   repeat: number;
   setupS: number;
+  /** Writes committed (what watchers must receive): acknowledged, plus failed but committed. */
   writes: number;
+  acked: number;
   writeErrors: number;
+  /** Failed puts whose write was committed all the same (see fanout-writer.ts). */
+  committedFailed: number;
   achievedRate: number;
   putLatency: LatencySummaryMs;
   expectedDeliveries: number;
@@ -239,7 +243,9 @@ function combine(
     ...base,
     setupS,
     writes: w.writes,
+    acked: w.acked,
     writeErrors: w.errors,
+    committedFailed: w.committedFailed,
     achievedRate: w.achievedRate,
     putLatency: summarizeMs(mergeHistograms([w.putLatency])),
     expectedDeliveries: expected,

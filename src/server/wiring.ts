@@ -132,7 +132,14 @@ export function wire(b: Base, hooks: Hooks): Wired {
     waitLeader: (deadline) => w.requests.waitLeader(deadline),
   });
   wireTimers(b, w, hooks);
-  w.watchCache = new Cacher(b.store, { registry: w.metrics.registry });
+  w.watchCache = new Cacher(b.store, {
+    registry: w.metrics.registry,
+    // Writes first: while entries wait to be applied, fan-out turns are short.
+    writesPending: () => {
+      const s = w.driver.status();
+      return s.applied < s.lastIndex;
+    },
+  });
   w.peerServers = b.config.listenPeerUrls.map((u) =>
     createPeerServer(
       w.transport,

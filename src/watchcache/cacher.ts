@@ -94,6 +94,8 @@ export class Cacher implements CatchUpHost {
   private current: Dispatch | null = null;
   private _dispatchedRevision: Revision;
   private turnScheduled = false;
+  /** Bytes one connection flush may take now (busyFlushBytes in a busy turn). */
+  private flushRoom = Number.POSITIVE_INFINITY;
   /** Connection flushes waiting for a fan-out turn, FIFO. */
   private flushes: (() => void)[] = [];
   private flushHead = 0;
@@ -220,6 +222,11 @@ export class Cacher implements CatchUpHost {
     return t;
   }
 
+  /** Most bytes of frames a connection's flush should take now (bounded in a busy turn). */
+  get flushRoomBytes(): number {
+    return this.flushRoom;
+  }
+
   /**
    * Runs `flush` (a connection's write) in a coming fan-out turn, inside its time slice, after
    * the flushes asked for before it.
@@ -327,12 +334,16 @@ export class Cacher implements CatchUpHost {
     if (this.closed) return;
     const o = this.options;
     const start = o.clock.now();
-    const end = start + o.fanoutSliceMs;
+    const busy = o.writesPending();
+    const slice = busy ? o.busyFanoutSliceMs : o.fanoutSliceMs;
+    const end = start + slice;
     const flushing = this.flushHead < this.flushes.length;
-    this.dispatchSomeUnsafe(o.maxDeliveriesPerTurn, flushing ? start + o.fanoutSliceMs / 2 : end);
+    this.dispatchSomeUnsafe(o.maxDeliveriesPerTurn, flushing ? start + slice / 2 : end);
     if (o.clock.now() < end) this.catchUp.runUnsafe(o.maxCatchUpEntriesPerTurn);
     this.cache.evictUnsafe(this.dispatchIndex);
+    this.flushRoom = busy ? o.busyFlushBytes : Number.POSITIVE_INFINITY;
     this.runFlushes(end);
+    this.flushRoom = Number.POSITIVE_INFINITY;
     const more = this.current !== null || this.dispatchIndex < this.cache.ring.endIndex;
     if (more || this.catchUp.hasWork || this.flushHead < this.flushes.length) this.scheduleTurn();
   }

@@ -196,7 +196,10 @@ export class Connection<F> {
     this.flushScheduled = false;
     if (this.closed) return;
     const out: F[] = [];
-    let room = this.highWaterBytes - this.sink.bufferedBytes();
+    let room = Math.min(
+      this.highWaterBytes - this.sink.bufferedBytes(),
+      this.cacher.flushRoomBytes,
+    );
     room = this.takeEvents(out, room);
     // Answers from the head; a created slot releases its watcher, whose frames go next.
     while (this.writeSlots(out)) room = this.takeEvents(out, room);

@@ -48,6 +48,22 @@ export interface WatchCacheOptions {
    * the I/O of reads and writes is served between slices. Default 5.
    */
   fanoutSliceMs?: number;
+  /**
+   * Whether the write path has work waiting (for a member: Raft entries persisted but not yet
+   * applied, whose callers wait for their answer). While it has, each fan-out turn takes
+   * `busyFanoutSliceMs` instead of `fanoutSliceMs`, so a write's next step (a LevelDB
+   * callback, its answer) waits at most about that long for the fan-out. Called once per
+   * turn. Default: never.
+   */
+  writesPending?: () => boolean;
+  /** Fan-out time per turn while `writesPending()`, in milliseconds of `clock`. Default 1. */
+  busyFanoutSliceMs?: number;
+  /**
+   * Bytes of frames one connection's flush takes while `writesPending()` (the flush that
+   * crosses the slice's end finishes, so this bounds how far a busy turn runs over it; the
+   * rest goes in later turns). Default 32 KiB.
+   */
+  busyFlushBytes?: number;
 
   /** Interval of progress notifications to idle progress_notify watchers. Default 10 min. */
   progressNotifyIntervalMs?: number;
@@ -100,6 +116,9 @@ export function resolveOptions(o: WatchCacheOptions = {}): ResolvedOptions {
       'maxCatchUpEntriesPerTurn',
     ),
     fanoutSliceMs: positive(o.fanoutSliceMs, 5, 'fanoutSliceMs'),
+    writesPending: o.writesPending ?? (() => false),
+    busyFanoutSliceMs: positive(o.busyFanoutSliceMs, 1, 'busyFanoutSliceMs'),
+    busyFlushBytes: positive(o.busyFlushBytes, 32 * 1024, 'busyFlushBytes'),
     progressNotifyIntervalMs: positive(
       o.progressNotifyIntervalMs,
       10 * 60_000,

@@ -4,7 +4,7 @@
  * in deliveries and in time, connection writes included; each event is encoded once per format
  * and the bytes are shared; writes to one connection are coalesced to one per turn.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Cacher } from '../../src/watchcache/cacher.js';
 import { Connection } from '../../src/watchcache/connection.js';
 import { type EtcdFrame, EtcdJsonFormat } from '../../src/watchcache/encoders/etcd-json.js';
@@ -213,3 +213,98 @@ t.test(
     );
   },
 );
+
+/**
+ * 500 connections of one watcher each, every connection write costing 1 ms of the fake
+ * clock; a put's next step is queued at the first write. Returns how many writes went before
+ * that step ran.
+ */
+async function writesBeforeOtherCallback(
+  t: Test,
+  options: { writesPending: () => boolean },
+): Promise<number> {
+  const clock = new FakeClock();
+  const store = new MemoryStore();
+  const cacher = new Cacher(store, { clock, fanoutSliceMs: 5, busyFanoutSliceMs: 1, ...options });
+  t.teardown(() => cacher.close());
+  const format = new EtcdJsonFormat();
+  let written = 0;
+  let seenByOther: number | undefined;
+  for (let i = 0; i < 500; i++) {
+    const sink = new CostlySink(clock, 1, () => {
+      written++;
+      if (written === 1) setImmediate(() => (seenByOther = written));
+    });
+    new Connection(cacher, sink).attach(cacher.addWatcher({ key: '/p/', prefix: true }, format));
+  }
+  store.put('/p/x', 'v');
+  await turns(3);
+  for (let i = 0; i < 500 && written < 500; i++) await turns(1);
+  t.equal(written, 500, 'every connection got its write');
+  t.ok(seenByOther !== undefined, 'the other callback ran');
+  return seenByOther!;
+}
+
+t.test(
+  'writes first: while writes are pending, each fan-out turn takes the busy slice',
+  async (t) => {
+    // The write path's steps (a LevelDB callback, an apply, the answer) each wait for the
+    // fan-out turn in front of them; with writes pending that turn is 1 ms, not 5.
+    const busy = await writesBeforeOtherCallback(t, { writesPending: () => true });
+    t.ok(busy <= 4, `with writes pending it ran after ${busy} connection writes (two 1 ms slices)`);
+    const idle = await writesBeforeOtherCallback(t, { writesPending: () => false });
+    t.ok(idle > 4, `with none pending the fan-out kept its 5 ms slices (${idle} writes first)`);
+  },
+);
+
+t.test('writes first: a busy turn bounds the bytes one connection flush takes', async (t) => {
+  const clock = new FakeClock();
+  const store = new MemoryStore();
+  let pending = true;
+  const cacher = new Cacher(store, {
+    clock,
+    busyFlushBytes: 4096,
+    writesPending: () => pending,
+  });
+  t.teardown(() => cacher.close());
+  const format = new EtcdJsonFormat();
+  const sink = new CountingSink();
+  const conn = new Connection(cacher, sink);
+  const watchers = 20;
+  for (let i = 0; i < watchers; i++)
+    conn.attach(cacher.addWatcher({ key: '/p/', prefix: true }, format, { watchId: i + 1 }));
+  await turns(3);
+  sink.writes = [];
+  const value = 'x'.repeat(200);
+  for (let i = 0; i < 50; i++) store.put(`/p/k${i}`, value);
+  for (let i = 0; i < 200 && sink.writes.length < 2; i++) await turns(1);
+  // The clock stands still, so only the byte bound ends a busy flush.
+  const sizes = () => sink.writes.map((w) => w.reduce((n, f) => n + f.bytes, 0));
+  const largestFrame = Math.max(...sink.writes.flat().map((f) => f.bytes));
+  t.ok(sink.writes.length >= 2, 'the queued frames left in more than one flush');
+  t.ok(
+    sizes().every((s) => s <= 4096 + largestFrame),
+    `busy flushes of ${sizes().slice(0, 5).join(', ')}... bytes, each within 4 KiB plus a frame`,
+  );
+  pending = false;
+  for (let i = 0; i < 200; i++) await turns(1);
+  // Every watcher got all 50 events, once each, in order (revisions rise by one per put).
+  const revisions = new Map<number, number[]>();
+  for (const f of sink.writes.flat()) {
+    const r = JSON.parse(Buffer.concat(f.chunks).toString('utf8')).result as {
+      watch_id?: string;
+      events?: { kv: { mod_revision: string } }[];
+    };
+    const id = Number(r.watch_id ?? 0);
+    const list = revisions.get(id) ?? [];
+    for (const e of r.events ?? []) list.push(Number(e.kv.mod_revision));
+    revisions.set(id, list);
+  }
+  const first = revisions.get(1)?.[0] ?? 0;
+  const expected = Array.from({ length: 50 }, (_, i) => first + i);
+  t.equal(revisions.size, watchers, 'every watcher got events');
+  t.ok(
+    [...revisions.values()].every((l) => l.length === 50 && l.every((r, i) => r === expected[i])),
+    'each got the 50 revisions exactly once, in order',
+  );
+});
