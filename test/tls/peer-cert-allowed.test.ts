@@ -17,6 +17,7 @@ import t from 'tap';
 import WebSocket from 'ws';
 import { createCa, issue } from '../../src/server/certs.js';
 import { type MemberConfigInput, resolveConfig } from '../../src/server/config.js';
+import { parseServeArgs } from '../../src/server/flags.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { Member } from '../../src/server/member.js';
 import { guardDial } from '../../src/server/peer-cert.js';
@@ -213,6 +214,27 @@ t.test(
 );
 
 t.test('bad flag combinations stop the start with a clear message', async (t) => {
+  const parsed = resolveConfig(
+    parseServeArgs(
+      [
+        '--listen-peer-urls=https://127.0.0.1:2380',
+        '--peer-auto-tls',
+        '--peer-client-cert-auth',
+        '--peer-trusted-ca-file',
+        caFile,
+        '--peer-cert-allowed-cn',
+        'etcd-peer',
+      ],
+      {},
+    ),
+  );
+  t.same(parsed.peerCertAllowed, { kind: 'cn', cn: 'etcd-peer' }, "the flag under etcd's name");
+  const env = resolveConfig(
+    parseServeArgs(['--peer-client-cert-auth', '--peer-trusted-ca-file', caFile], {
+      ETCETERA_PEER_CERT_ALLOWED_HOSTNAME: 'peer.test',
+    }),
+  );
+  t.same(env.peerCertAllowed, { kind: 'hostname', hostname: 'peer.test' }, 'and as a variable');
   t.throws(
     () => resolveConfig(config(0, { peerCertAllowedCn: 'a', peerCertAllowedHostname: 'b' })),
     /--peer-cert-allowed-cn and --peer-cert-allowed-hostname are mutually exclusive/,
