@@ -27,7 +27,7 @@ function commonName(cert: PeerCertificate): string | undefined {
 }
 
 /** Why `cert` may not act as a peer under `rule`, or undefined when it may. */
-export function certRefusal(
+function certRefusal(
   rule: PeerCertRule,
   cert: PeerCertificate | undefined,
 ): string | undefined {
