@@ -1,15 +1,20 @@
 /**
  * The tokens Authenticate hands out, as etcd's --auth-token chooses them:
  *
- *   simple  random tokens this member alone knows (etcd's: 16 random letters, a dot and a
- *           counter), each living --auth-token-ttl seconds after its last use; a user's
- *           tokens die when the user is deleted or changes password. Another member does not
- *           know them, as in etcd.
+ *   simple  random tokens (etcd's shape: 16 random letters, a dot and a counter) known to
+ *           every member, as in etcd, where Authenticate goes through Raft: the member that
+ *           checked the password mints the text (`mint`) and proposes it; every member learns
+ *           it when that entry applies (`learn`, from src/store/auth.ts `onAuthenticated`).
+ *           Each member lets a token live --auth-token-ttl seconds after its last use there,
+ *           so a token used only on one member ends on the others after the TTL (etcd's
+ *           rule). A user's tokens die when the user is deleted or changes password. Tokens
+ *           are not state: a member that caught up from a snapshot, or restarted, knows only
+ *           those whose entries it applied since.
  *   jwt     `jwt,pub-key=FILE,priv-key=FILE,sign-method=RS256[,ttl=5m]`: JWTs signed with
  *           the private key (jose), carrying etcd's claims `username`, `revision` and `exp`,
- *           verified with the public key by any member configured with it. RS*, PS* and ES*
- *           methods take PEM keys (PKCS#8 private, SPKI public); HS* takes the secret in
- *           priv-key.
+ *           verified with the public key by any member configured with it (no Raft entry).
+ *           RS*, PS* and ES* methods take PEM keys (PKCS#8 private, SPKI public); HS* takes
+ *           the secret in priv-key.
  *
  * `info` answers who a token belongs to and at which auth revision, or undefined when the
  * token is unknown, expired or forged (the caller answers `invalid auth token`).
@@ -18,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import * as jose from 'jose';
 import { EtceteraError } from '../errors.js';
+import type { Authenticated } from '../store/auth.js';
 import { parseDuration } from './config.js';
 
 export type AuthTokenSpec =
@@ -87,23 +93,14 @@ export interface TokenInfo {
   revision: number;
 }
 
-export interface TokenProvider {
-  /** A new token for `user` at auth revision `revision`; `stamp` ties it to the password. */
-  assign(user: string, revision: number, stamp: string): Promise<string>;
-  /** Who `token` belongs to, or undefined; `currentRevision` is the store's auth revision. */
-  info(
-    token: string,
-    currentRevision: number,
-    stampOf: (user: string) => string | undefined,
-  ): Promise<TokenInfo | undefined>;
-  /** Stops timers. */
-  close(): void;
-}
+/** The member's tokens: `kind` says whether Authenticate goes through Raft (simple). */
+export type TokenProvider = SimpleTokens | JwtTokens;
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 /** etcd's simple tokens. `now` is injectable for tests. */
-export class SimpleTokens implements TokenProvider {
+export class SimpleTokens {
+  readonly kind = 'simple';
   private readonly tokens = new Map<string, { user: string; stamp: string; expires: number }>();
   private counter = 0;
   private readonly sweep: NodeJS.Timeout;
@@ -116,14 +113,19 @@ export class SimpleTokens implements TokenProvider {
     this.sweep.unref();
   }
 
-  async assign(user: string, _revision: number, stamp: string): Promise<string> {
+  /** The text of a new token (not yet known: it is learnt when its entry applies). */
+  mint(): string {
     const bytes = randomBytes(16);
     let s = '';
     for (const b of bytes) s += LETTERS[b % LETTERS.length];
     this.counter += 1;
-    const token = `${s}.${this.counter}`;
-    this.tokens.set(token, { user, stamp, expires: this.now() + this.ttlMs });
-    return token;
+    return `${s}.${this.counter}`;
+  }
+
+  /** A token applied: it lives the TTL from now; `stamp` ties it to the password. */
+  learn(a: Authenticated): void {
+    if (this.tokens.has(a.token)) return; // replayed, or (never seen) the same random text
+    this.tokens.set(a.token, { user: a.user, stamp: a.stamp, expires: this.now() + this.ttlMs });
   }
 
   async info(
@@ -152,7 +154,8 @@ export class SimpleTokens implements TokenProvider {
 }
 
 /** etcd's JWT tokens. */
-export class JwtTokens implements TokenProvider {
+export class JwtTokens {
+  readonly kind = 'jwt';
   private constructor(
     private readonly alg: string,
     private readonly signKey: jose.CryptoKey | Uint8Array | undefined,

@@ -7,7 +7,8 @@
  *
  * Changes are `auth` commands through Raft (src/store/auth.ts); a password is hashed with
  * scrypt and a random salt here, before proposing, so apply stays deterministic and the log
- * never holds a password.
+ * never holds a password. Authenticate with simple tokens is an `auth` command too (the token
+ * text minted here), so every member knows every token, as in etcd.
  *
  * What each request needs while auth is enabled (etcd 3.4's checks, and where etcetera is
  * stricter than etcd 3.4 it says so):
@@ -29,7 +30,7 @@
  */
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import { EtceteraError } from '../errors.js';
+import { EtceteraError, isEtceteraError } from '../errors.js';
 import { type AuthRequest, commandNeeds, type KeyNeed, type PasswordHash } from '../store/auth.js';
 import type { Store } from '../store/store.js';
 import type { Command, CommandResult, KeyRange } from '../store/types.js';
@@ -62,7 +63,10 @@ export interface MemberAuthDeps {
 const NOBODY: Caller = { user: undefined, revision: 0 };
 
 export class MemberAuth implements AuthApi {
-  constructor(private readonly d: MemberAuthDeps) {}
+  constructor(private readonly d: MemberAuthDeps) {
+    const tokens = d.tokens;
+    if (tokens.kind === 'simple') d.store.auth.onAuthenticated = (a) => tokens.learn(a);
+  }
 
   private get state() {
     return this.d.store.auth;
@@ -72,7 +76,14 @@ export class MemberAuth implements AuthApi {
     if (!this.state.enabled) return NOBODY;
     const token = credentials.token;
     if (token !== undefined && token.length > 0) {
-      const info = await this.d.tokens.info(token, this.state.revision, (u) => this.stampOf(u));
+      const stampOf = (u: string) => this.stampOf(u);
+      let info = await this.d.tokens.info(token, this.state.revision, stampOf);
+      if (info === undefined && this.d.tokens.kind === 'simple') {
+        // Another member may have answered its Authenticate before this one applied the
+        // entry: once this member has applied everything committed, it knows the token.
+        await this.d.readBarrier();
+        info = await this.d.tokens.info(token, this.state.revision, stampOf);
+      }
       if (info === undefined) throw new EtceteraError('ERR_INVALID_AUTH_TOKEN');
       return { user: info.user, revision: info.revision };
     }
@@ -148,14 +159,35 @@ export class MemberAuth implements AuthApi {
     return this.change({ type: 'disable' });
   }
 
+  /**
+   * Checks the password here, then: a JWT is signed here; a simple token is minted here and
+   * proposed (`authenticate` entry, no password in it) so every member learns it at apply,
+   * as etcd's Authenticate goes through Raft. A user or role changed between the check and
+   * the apply refuses the entry everywhere; the check is then made again (etcd retries too).
+   */
   async authenticate(name: string, password: string) {
-    await this.d.readBarrier();
-    if (!this.state.enabled) throw new EtceteraError('ERR_AUTH_NOT_ENABLED');
-    const user = this.state.user(name);
-    if (user?.password === undefined || !(await verify(password, user.password)))
-      throw new EtceteraError('ERR_AUTH_FAILED');
-    const token = await this.d.tokens.assign(name, this.state.revision, this.stampOf(name) ?? '');
-    return { header: this.d.header(), token };
+    for (let attempt = 1; ; attempt++) {
+      await this.d.readBarrier();
+      if (!this.state.enabled) throw new EtceteraError('ERR_AUTH_NOT_ENABLED');
+      const checkedRevision = this.state.revision;
+      const user = this.state.user(name);
+      if (user?.password === undefined || !(await verify(password, user.password)))
+        throw new EtceteraError('ERR_AUTH_FAILED');
+      const tokens = this.d.tokens;
+      if (tokens.kind === 'jwt')
+        return { header: this.d.header(), token: await tokens.assign(name, checkedRevision) };
+      const token = tokens.mint();
+      try {
+        await this.d.propose({
+          op: 'auth',
+          request: { type: 'authenticate', name, token, checkedRevision },
+        });
+      } catch (e) {
+        if (isEtceteraError(e) && e.code === 'ERR_AUTH_OLD_REVISION' && attempt < 3) continue;
+        throw e;
+      }
+      return { header: this.d.header(), token };
+    }
   }
 
   async userAdd(caller: Caller, name: string, password: string, noPassword: boolean) {

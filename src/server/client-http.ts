@@ -34,7 +34,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import {
   createServer as createTlsServer,
   type TLSSocket,
@@ -499,42 +499,13 @@ function tlsListener(
         socket.end(PLAINTEXT_ON_TLS);
         return;
       }
-      tlsServer.emit('connection', withHead(socket, head));
+      // Handed over as the socket itself, so the TLS socket keeps its address (logs, the
+      // audit log); node:tls first takes what the socket has buffered, the bytes read here.
+      socket.unshift(head);
+      tlsServer.emit('connection', socket);
     });
   });
   return { net, http, sockets, tls: tlsServer };
-}
-
-/**
- * The socket as a stream whose first bytes are `head` (already read to tell TLS from
- * plaintext). node:tls then reads through it rather than from the socket's handle, which
- * would skip the bytes read.
- */
-function withHead(socket: Socket, head: Buffer): Duplex {
-  const d = new Duplex({
-    read() {
-      socket.resume();
-    },
-    write(chunk: Buffer, _enc, cb) {
-      if (socket.destroyed) return cb();
-      socket.write(chunk, cb);
-    },
-    final(cb) {
-      socket.end();
-      cb();
-    },
-    destroy(err, cb) {
-      socket.destroy();
-      cb(err);
-    },
-  });
-  d.push(head);
-  socket.on('data', (c: Buffer) => {
-    if (!d.push(c)) socket.pause();
-  });
-  socket.on('end', () => d.push(null));
-  socket.on('close', () => d.destroy());
-  return d;
 }
 
 function closeListener(l: Listener): Promise<void> {

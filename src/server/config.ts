@@ -12,6 +12,7 @@ import { DEFAULT_MAX_REQUEST_BYTES } from '../store/validate.js';
 import { DEFAULT_MAX_WATCHES_PER_STREAM } from '../watchcache/etcd-session.js';
 import { parseCidr } from '../wire/cidr.js';
 import { type AuthTokenSpec, parseAuthTokenSpec } from './auth-token.js';
+import type { PeerCertRule } from './peer-cert.js';
 import { quotaBytesOf } from './quota.js';
 import { hasCertificate, type TlsFlags } from './tls.js';
 
@@ -102,6 +103,8 @@ export interface MemberConfig {
   clientTls: TlsFlags;
   /** --peer-cert-file, --peer-key-file, --peer-trusted-ca-file, --peer-client-cert-auth, --peer-auto-tls. */
   peerTls: TlsFlags;
+  /** --peer-cert-allowed-cn or --peer-cert-allowed-hostname: which peer certificates may act as peers. */
+  peerCertAllowed?: PeerCertRule;
   /** Authentication, authorization and audit of the Kubernetes API. */
   kubeAuth: KubeAuthConfig;
 }
@@ -236,6 +239,9 @@ export interface MemberConfigInput {
   peerTrustedCaFile?: string;
   peerClientCertAuth?: boolean | string;
   peerAutoTls?: boolean | string;
+  /** etcd's --peer-cert-allowed-cn / --peer-cert-allowed-hostname (src/server/peer-cert.ts). */
+  peerCertAllowedCn?: string;
+  peerCertAllowedHostname?: string;
 }
 
 function bad(detail: string): EtceteraError {
@@ -455,6 +461,7 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
       auditLogPath: nonEmpty('audit-log-path', input.auditLogPath),
     },
     ...resolveTls(input, listenClientUrls, listenPeerUrls),
+    ...peerCertAllowed(input),
   };
 }
 
@@ -520,6 +527,26 @@ function resolveTls(
       peerUrls,
       'listen-peer-urls',
     ),
+  };
+}
+
+/** --peer-cert-allowed-cn / --peer-cert-allowed-hostname: one of them, with --peer-client-cert-auth. */
+function peerCertAllowed(input: MemberConfigInput): { peerCertAllowed?: PeerCertRule } {
+  const flag = (name: string, v: string | undefined) => {
+    if (v !== undefined && v.trim() === '') throw bad(`--${name} must not be empty`);
+    return v;
+  };
+  const cn = flag('peer-cert-allowed-cn', input.peerCertAllowedCn);
+  const hostname = flag('peer-cert-allowed-hostname', input.peerCertAllowedHostname);
+  if (cn === undefined && hostname === undefined) return {};
+  if (cn !== undefined && hostname !== undefined)
+    throw bad('--peer-cert-allowed-cn and --peer-cert-allowed-hostname are mutually exclusive');
+  const which = cn !== undefined ? 'peer-cert-allowed-cn' : 'peer-cert-allowed-hostname';
+  if (!bool('peer-client-cert-auth', input.peerClientCertAuth, false))
+    throw bad(`--${which} needs --peer-client-cert-auth (and https:// peer URLs)`);
+  return {
+    peerCertAllowed:
+      cn !== undefined ? { kind: 'cn', cn } : { kind: 'hostname', hostname: hostname as string },
   };
 }
 

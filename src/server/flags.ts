@@ -312,6 +312,8 @@ function tlsFlags() {
     'peer-trusted-ca-file': ['peerTrustedCaFile', false],
     'peer-client-cert-auth': ['peerClientCertAuth', false],
     'peer-auto-tls': ['peerAutoTls', false],
+    'peer-cert-allowed-cn': ['peerCertAllowedCn', false],
+    'peer-cert-allowed-hostname': ['peerCertAllowedHostname', false],
   } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 }
 
@@ -327,5 +329,7 @@ function tlsUsage(): string {
   --peer-trusted-ca-file         CA that signs the peers' certificates
   --peer-client-cert-auth        peers must present a certificate signed by --peer-trusted-ca-file
   --peer-auto-tls                a self-signed peer certificate made at start
+  --peer-cert-allowed-cn         with --peer-client-cert-auth: the CN a peer's certificate must have
+  --peer-cert-allowed-hostname   or: the host name a peer's certificate must be valid for
 `;
 }

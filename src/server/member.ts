@@ -51,6 +51,7 @@ import {
   removeMember,
   updateMember,
 } from './membership.js';
+import { guardDial } from './peer-cert.js';
 import { closeServer, listen } from './peer-http.js';
 import { SpaceQuota } from './quota.js';
 import type { MemberRegistry } from './registry.js';
@@ -108,6 +109,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     const logger = options.logger ?? createLogger({ level: config.logLevel, name: config.name });
     // Certificates first: a member whose files cannot be read opens nothing.
     const tls = await loadMemberTls(config);
+    if (tls.peer !== undefined) tls.peer.dial = guardDial(tls.peer.dial, config.peerCertAllowed);
     const kubeAuth = loadKubeAuth(config.kubeAuth, config.clientTls.clientCertAuth);
     let opened: Awaited<ReturnType<typeof openDataDir>>;
     try {

@@ -17,8 +17,10 @@
  * An https:// peer URL serves all of it over TLS (--peer-cert-file/--peer-key-file or
  * --peer-auto-tls, src/server/tls.ts); with --peer-client-cert-auth the handshake itself
  * refuses a peer without a certificate signed by --peer-trusted-ca-file, so such a process
- * can neither open a Raft stream nor ask anything else. The asking side below dials
- * https:// peers with the member's peer certificate.
+ * can neither open a Raft stream nor ask anything else; with --peer-cert-allowed-cn or
+ * --peer-cert-allowed-hostname a certificate of that CA must also have the allowed CN or
+ * host name (src/server/peer-cert.ts), else every request and stream is answered 403. The
+ * asking side below dials https:// peers with the member's peer certificate.
  */
 import {
   createServer,
@@ -34,6 +36,7 @@ import { isEtceteraError } from '../errors.js';
 import type { RaftTransport } from '../raft/driver/transport.js';
 import type { KeyspaceHash } from '../store/hash.js';
 import type { LeaseId, LeaseTimeToLive } from '../store/types.js';
+import { type PeerCertRule, socketRefusal } from './peer-cert.js';
 import type { ClusterRecord } from './registry.js';
 import type { DialTls } from './tls.js';
 
@@ -56,18 +59,33 @@ export type PeerHash =
 
 const MAX_BODY = 64 * 1024;
 
-/** The peer server: plain HTTP, or HTTPS with `tls` (an https:// peer URL). */
+/**
+ * The peer server: plain HTTP, or HTTPS with `tls` (an https:// peer URL). With `allowed`
+ * (--peer-cert-allowed-cn / -hostname) a peer whose certificate the rule does not allow gets
+ * 403 for every request and Raft stream, before anything is read or handled.
+ */
 export function createPeerServer(
   transport: RaftTransport,
   h: PeerHandlers,
   tls?: TlsOptions,
+  allowed?: PeerCertRule,
 ): Server {
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const refused = socketRefusal(allowed, req.socket);
+    if (refused !== undefined) return reply(res, 403, { error: refused });
     void handle(req, res, h).catch((e: unknown) => reply(res, 500, { error: String(e) }));
   };
   const server: Server =
     tls === undefined ? createServer(onRequest) : createHttpsServer(tls, onRequest);
   server.on('upgrade', (req, socket, head) => {
+    const refused = socketRefusal(allowed, req.socket);
+    if (refused !== undefined) {
+      const body = JSON.stringify({ error: refused });
+      socket.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
     if (!transport.handleUpgrade(req, socket, head)) socket.destroy();
   });
   return server;

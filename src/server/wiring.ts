@@ -165,6 +165,7 @@ export function wire(b: Base, hooks: Hooks): Wired {
         },
       },
       u.protocol === 'https:' ? b.tls.peer?.server : undefined,
+      u.protocol === 'https:' ? b.config.peerCertAllowed : undefined,
     ),
   );
   return w;

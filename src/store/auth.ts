@@ -5,8 +5,9 @@
  * (`auth`, JSON) written in the same atomic batch as the command, so it is in every Raft
  * snapshot of the store and survives a restart.
  *
- * Apply is deterministic: password hashes and their salts are computed by the member before
- * it proposes (src/server/auth.ts); apply only stores them. The rules are etcd 3.4's:
+ * Apply is deterministic: password hashes and their salts, and the text of a simple token,
+ * are computed by the member before it proposes (src/server/auth.ts); apply only stores
+ * them, or for a token tells `onAuthenticated` (every member's token table, not state). The rules are etcd 3.4's:
  *   - enabling needs a user `root` holding the role `root`; enabling or disabling twice is a
  *     no-op; neither changes the auth revision;
  *   - every change of a user or role adds one to the auth revision (a grant of a role the user
@@ -68,7 +69,21 @@ export type AuthRequest =
   | { type: 'roleAdd'; name: string }
   | { type: 'roleDelete'; name: string }
   | { type: 'roleGrantPermission'; name: string; permission: KeyPermission }
-  | { type: 'roleRevokePermission'; name: string; key: Bytes; rangeEnd: Bytes };
+  | { type: 'roleRevokePermission'; name: string; key: Bytes; rangeEnd: Bytes }
+  /**
+   * A simple token for `name`, minted by the member that checked the password (random text
+   * chosen before proposing, so apply stays deterministic) at auth revision `checkedRevision`.
+   * It changes no state: applying it tells every member's token table (`onAuthenticated`).
+   */
+  | { type: 'authenticate'; name: string; token: string; checkedRevision: number };
+
+/** A simple token every member learns when its Authenticate entry applies. */
+export interface Authenticated {
+  readonly user: string;
+  readonly token: string;
+  /** What ties the token to the password: the user's password hash when it applied. */
+  readonly stamp: string;
+}
 
 /**
  * Who proposed a client write, and at which auth revision its permissions were checked.
@@ -104,6 +119,8 @@ export class AuthStore {
   private rev = 1;
   private readonly users = new Map<string, AuthUser>();
   private readonly roles = new Map<string, AuthRole>();
+  /** Told of every Authenticate applied (the member's simple-token table listens). */
+  onAuthenticated: ((a: Authenticated) => void) | undefined;
 
   get enabled(): boolean {
     return this.enabledFlag;
@@ -133,6 +150,16 @@ export class AuthStore {
   /** Applies one change. Throws the EtceteraError etcd answers; nothing changed then. */
   apply(r: AuthRequest): void {
     switch (r.type) {
+      case 'authenticate': {
+        // etcd's rule: the password was checked at `checkedRevision`; a user or role changed
+        // since then refuses the token (the proposer checks again and retries).
+        if (!this.enabledFlag) throw new EtceteraError('ERR_AUTH_NOT_ENABLED');
+        if (r.checkedRevision !== this.rev) throw new EtceteraError('ERR_AUTH_OLD_REVISION');
+        const u = this.users.get(r.name);
+        if (u?.password === undefined) throw new EtceteraError('ERR_AUTH_FAILED');
+        this.onAuthenticated?.({ user: r.name, token: r.token, stamp: u.password.hash });
+        return;
+      }
       case 'enable': {
         if (this.enabledFlag) return;
         const root = this.users.get(ROOT);

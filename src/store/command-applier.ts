@@ -110,8 +110,10 @@ export class CommandApplier {
         return { result: { op: 'alarm', result: this.alarm(c) } };
       case 'auth': {
         this.s.auth.apply(c.request);
-        const value = this.s.auth.encode();
-        this.s.ops.push({ type: 'put', sublevel: this.s.db.meta, key: META_AUTH, value });
+        if (c.request.type !== 'authenticate') {
+          const value = this.s.auth.encode();
+          this.s.ops.push({ type: 'put', sublevel: this.s.db.meta, key: META_AUTH, value });
+        }
         const result = { revision: this.s.revision, authRevision: this.s.auth.revision };
         return { result: { op: 'auth', result } };
       }

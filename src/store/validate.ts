@@ -282,6 +282,13 @@ function checkAuthRequest(r: AuthRequest): void {
       checkBytes('key', r.key, true);
       checkBytes('range_end', r.rangeEnd, true);
       return;
+    case 'authenticate':
+      str(r.name, 'user name');
+      str(r.token, 'token');
+      if (r.token.length === 0) throw invalid('token must not be empty');
+      if (!Number.isSafeInteger(r.checkedRevision) || r.checkedRevision < 1)
+        throw invalid('checked auth revision must be a positive integer');
+      return;
     default:
       throw invalid('unknown auth request');
   }

@@ -188,3 +188,36 @@ t.test(
     t.pass('1000 cases agree');
   },
 );
+
+t.test(
+  'an Authenticate entry tells the token table, changes no state, and checks the revision',
+  async (t) => {
+    const a = new AuthStore();
+    const told: unknown[] = [];
+    a.onAuthenticated = (x) => told.push(x);
+    const at = (checkedRevision: number) => ({
+      type: 'authenticate' as const,
+      name: 'alice',
+      token: 'tok.1',
+      checkedRevision,
+    });
+    refuses(t, () => a.apply(at(1)), 'ERR_AUTH_NOT_ENABLED', 'auth disabled');
+    a.apply({ type: 'userAdd', name: 'root', password: pw });
+    a.apply({ type: 'userGrantRole', name: 'root', role: 'root' });
+    a.apply({ type: 'userAdd', name: 'alice', password: pw });
+    a.apply({ type: 'enable' });
+    const before = Buffer.from(a.encode()).toString();
+    const rev = a.revision;
+    refuses(t, () => a.apply(at(rev - 1)), 'ERR_AUTH_OLD_REVISION', 'checked before a change');
+    refuses(t, () => a.apply({ ...at(rev), name: 'bob' }), 'ERR_AUTH_FAILED', 'no such user');
+    t.same(told, [], 'a refused entry teaches no token');
+    a.apply(at(rev));
+    t.same(
+      told,
+      [{ user: 'alice', token: 'tok.1', stamp: pw.hash }],
+      'the token, tied to the hash',
+    );
+    t.equal(Buffer.from(a.encode()).toString(), before, 'no state changed');
+    t.equal(a.revision, rev, 'nor the auth revision');
+  },
+);

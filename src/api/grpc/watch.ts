@@ -14,10 +14,10 @@
  * `from: 'protobuf'`), so both faces check them alike. A request that does not decode, or a
  * create with a negative start revision, ends the stream with the error's status; a
  * WatchRequest with none of its three requests is ignored, as etcd ignores it. A client that
- * half-closes the stream gets status OK after what was already written.
+ * half-closes the stream is served on, as etcd serves it: every answer to what it sent, and
+ * the events of its open watches, until it cancels the call.
  */
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
-import { GrpcCode } from '../../errors.js';
 import type { Cacher } from '../../watchcache/cacher.js';
 import type { EtcdFrame } from '../../watchcache/encoders/etcd-json.js';
 import type { EtcdProtobufFormat } from '../../watchcache/encoders/etcd-protobuf.js';
@@ -74,7 +74,9 @@ export function serveWatch(
         call.finish(grpcStatusOf(e));
       }
     },
-    end: () => call.finish({ code: GrpcCode.OK, details: '' }),
+    // etcd serves a half-closed stream on (answers, events of its open watches) until the
+    // client cancels the call or goes away; 'close' ends the session then.
+    end: () => {},
     close: () => session.close(),
   });
 }

@@ -117,7 +117,13 @@ export class WatchStream {
     }
   }
 
+  /** The client is done with the stream: it cancels the call (etcd serves on until then). */
   end(): void {
+    this.call.cancel();
+  }
+
+  /** Ends the client's send side only; the server's answers keep coming. */
+  halfClose(): void {
     this.call.end();
   }
 }
