@@ -156,7 +156,11 @@ function putText(s: string): void {
   pos += scratch.write(s, pos, 'utf8');
 }
 
-function putValue(v: unknown): void {
+function putValue(v: unknown, depth: number): void {
+  if (depth > MAX_DEPTH)
+    throw new EtceteraError('ERR_NESTING_TOO_DEEP', {
+      detail: `a command may nest at most ${MAX_DEPTH} levels`,
+    });
   room(9);
   if (v === null) {
     scratch[pos++] = T_NULL;
@@ -185,7 +189,7 @@ function putValue(v: unknown): void {
   } else if (Array.isArray(v)) {
     scratch[pos++] = T_ARRAY;
     putUvarint(v.length);
-    for (const x of v) putValue(x === undefined ? null : x);
+    for (const x of v) putValue(x === undefined ? null : x, depth + 1);
   } else if (typeof v === 'object') {
     scratch[pos++] = T_OBJECT;
     const o = v as Record<string, unknown>;
@@ -197,7 +201,7 @@ function putValue(v: unknown): void {
       const x = o[k];
       if (x === undefined) continue;
       putText(k);
-      putValue(x);
+      putValue(x, depth + 1);
     }
   } else {
     throw new EtceteraError('ERR_INVALID_ARGUMENT', {
@@ -210,7 +214,7 @@ export function encodeCommand(c: Command): Uint8Array {
   pos = 0;
   room(1);
   scratch[pos++] = BINARY_V1;
-  putValue(c);
+  putValue(c, 0);
   // A copy from Node's shared slab for small sizes, as the Raft envelope's.
   const out = Buffer.allocUnsafe(pos);
   scratch.copy(out, 0, 0, pos);
@@ -344,8 +348,14 @@ class Reader {
   }
 }
 
-/** Deeper than any command the request checks let through (txns nest a few levels). */
-const MAX_DEPTH = 256;
+/**
+ * The deepest a command may nest: a nested txn takes three levels (its op, the op's
+ * request, the branch), so this allows txns nested about 340 deep, past etcd's default
+ * budget (--max-txn-ops 128 allows 127). The encoder refuses a deeper command with
+ * ERR_NESTING_TOO_DEEP before it is proposed, so the decoder never meets one it cannot read;
+ * the bound keeps both recursions well within the stack.
+ */
+const MAX_DEPTH = 1024;
 
 const corrupt = (detail: string) =>
   new EtceteraError('ERR_CORRUPT', { detail: `command: ${detail}` });

@@ -150,6 +150,25 @@ t.test('the JSON form of earlier versions is still read', async (t) => {
   t.same([...encodeCommandJson(c)], [...old], 'the kept encoder writes the old bytes');
 });
 
+t.test('nested txns: 127 levels round-trip; past the bound the encoder refuses', async (t) => {
+  const nested = (depth: number): Command => {
+    let txn: Extract<Command, { op: 'txn' }> = {
+      op: 'txn',
+      compare: [],
+      success: [{ type: 'put', request: { key: Buffer.from('k'), value: Buffer.from('v') } }],
+      failure: [],
+    };
+    for (let i = 0; i < depth; i++) {
+      const { op: _op, ...request } = txn;
+      txn = { op: 'txn', compare: [], success: [{ type: 'txn', request }], failure: [] };
+    }
+    return txn;
+  };
+  const c = nested(127);
+  t.same(norm(decodeCommand(encodeCommand(c))), norm(c));
+  t.throws(() => encodeCommand(nested(400)), { code: 'ERR_NESTING_TOO_DEEP' });
+});
+
 t.test('garbage is refused as corrupt', async (t) => {
   t.throws(() => decodeCommand(new Uint8Array([2, 2, 3])), { code: 'ERR_CORRUPT' });
   t.throws(() => decodeCommand(new Uint8Array([])), { code: 'ERR_CORRUPT' });
