@@ -13,7 +13,8 @@
  * put is the CPU time (user + system, from /proc) of all the cluster's member processes over
  * the measured window, divided by the puts acknowledged in it.
  * `--cli <path>` runs another build's `cli.js` as etcetera (to compare two builds, each
- * against etcd in its own run). Writes a JSON result with metadata to bench/results/.
+ * against etcd in its own run). `--node-args="--cpu-prof --cpu-prof-dir=prof"` passes Node
+ * flags to etcetera's members (a member writes its profile when it stops). Writes a JSON result with metadata to bench/results/.
  */
 import { type ChildProcess, execSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     'no-etcd': { type: 'boolean', default: false },
     protocol: { type: 'string', default: 'grpc' },
     cli: { type: 'string' },
+    'node-args': { type: 'string', default: '' },
   },
 });
 const PROTOCOL: Protocol = (() => {
@@ -50,6 +52,7 @@ const MEMBERS = args.members.split(',').map(Number);
 const MAX_OPS = Number(args['max-ops']);
 const WARMUP_MS = 500;
 const KEYS_PER_CLIENT = 1000;
+const NODE_ARGS = args['node-args'].split(' ').filter((a) => a !== '');
 
 type Impl = 'etcetera' | 'etcd';
 
@@ -107,7 +110,7 @@ async function startCluster(impl: Impl, size: number): Promise<Cluster> {
     ];
     return impl === 'etcd'
       ? spawn('etcd', flags, { stdio: 'ignore' })
-      : spawn(process.execPath, [cli, 'serve', ...flags], {
+      : spawn(process.execPath, [...NODE_ARGS, cli, 'serve', ...flags], {
           stdio: ['ignore', 'ignore', 'inherit'],
         });
   });

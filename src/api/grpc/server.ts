@@ -6,9 +6,11 @@
  * Every method of rpc.proto is registered from the method table of src/wire/proto, with
  * identity (de)serializers: each handler decodes its request itself (codec.ts), so a message
  * that does not decode gets grpc-go's "error unmarshalling request" status. The Watch method
- * alone is served on its HTTP/2 stream directly (watch.ts, raw-call.ts): its streams are
- * taken from the HTTP/2 server before grpc-js sees them, so that each flush of pre-encoded,
- * spliced responses is one stream write. Errors map to statuses in one place
+ * and every unary method (Put, Range, Txn, ...) are served on their HTTP/2 streams directly
+ * (watch.ts, `serveUnary` here, both framed by raw-call.ts): their streams are taken from the
+ * HTTP/2 server before grpc-js sees them, so that each flush of pre-encoded, spliced watch
+ * responses is one stream write, and a unary call costs no grpc-js call object; grpc-js
+ * serves the other streaming methods (Snapshot, LeaseKeepAlive). Errors map to statuses in one place
  * (status.ts). Limits: a request message over --max-request-bytes plus etcd's 512 KiB gRPC
  * allowance is refused with RESOURCE_EXHAUSTED; a connection may open at most
  * --max-concurrent-streams streams at once (HTTP/2's SETTINGS; more are refused with
@@ -27,6 +29,7 @@ import type {
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import grpc from '@grpc/grpc-js';
+import { GrpcCode } from '../../errors.js';
 import type { Logger } from '../../server/logger.js';
 import { clientCertCommonName } from '../../server/tls.js';
 import type { Credentials, MemberApi } from '../../server/types.js';
@@ -43,7 +46,7 @@ import { leaseService } from './lease.js';
 import { maintenanceService } from './maintenance.js';
 import { RawGrpcCall } from './raw-call.js';
 import { grpcStatusOf } from './status.js';
-import type { GrpcContext, MethodImpl, ServiceImpl } from './types.js';
+import type { GrpcContext, MethodImpl, ServiceImpl, UnaryMethod } from './types.js';
 import { serveWatch, WATCH_PATH, type WatchServiceOptions } from './watch.js';
 
 /** etcd's allowance for gRPC framing and headers on top of --max-request-bytes. */
@@ -131,9 +134,17 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
       impl: grpc.UntypedServiceImplementation;
     }
   >();
+  /** The unary methods, by path: served on their HTTP/2 streams directly (serveUnary). */
+  const unaryByPath = new Map<string, UnaryRoute>();
   for (const m of etcdProto().methods.values()) {
     const impl = services[m.service]?.[m.name];
     if (impl === undefined) continue; // grpc-js answers UNIMPLEMENTED
+    if (impl.kind === 'unary' && !m.requestStream && !m.responseStream)
+      unaryByPath.set(m.path, {
+        handle: impl.handle,
+        requestType: m.requestType,
+        responseType: m.responseType,
+      });
     let entry = byService.get(m.service);
     if (entry === undefined) {
       entry = { def: {}, impl: {} };
@@ -160,7 +171,14 @@ export function createGrpcFace(member: MemberApi, options: GrpcFaceOptions): Grp
     maxWatches: options.maxWatchesPerStream,
   };
   const injector = createInjector(server, (stream, headers) => {
-    if (headers[':path'] !== WATCH_PATH || !isGrpc(headers)) return false;
+    const path = headers[':path'];
+    if (path === undefined || !isGrpc(headers)) return false;
+    const route = unaryByPath.get(path);
+    if (route !== undefined) {
+      serveUnary(route, stream, headers, ctx, maxReceive);
+      return true;
+    }
+    if (path !== WATCH_PATH) return false;
     // The stream's messages wait in it (nothing reads them yet) while its caller is identified.
     callerContext(ctx, credentialsOfStream(stream, headers)).then(
       (own) => {
@@ -232,6 +250,72 @@ function createInjector(
 }
 
 type ProtoType = ReturnType<ReturnType<typeof etcdProto>['type']>;
+
+interface UnaryRoute {
+  handle: UnaryMethod;
+  requestType: ProtoType;
+  responseType: ProtoType;
+}
+
+/**
+ * A unary call served on its HTTP/2 stream (raw-call.ts frames it): the one request message,
+ * once the client half-closed, goes through the same decode, caller identification, handler,
+ * encode and status mapping as grpc-js's path in `bind` below, without grpc-js's per-call
+ * machinery (interceptor chain, metadata objects, deadline timer, stream wrappers), which
+ * was the largest part of a member's CPU per put over gRPC. A deadline is the client's to
+ * keep: it resets the stream, and the answer then goes nowhere. A call that carries no
+ * request message, or more than one, ends with INTERNAL, as grpc-go ends it.
+ */
+function serveUnary(
+  route: UnaryRoute,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  ctx: GrpcContext,
+  maxReceiveBytes: number,
+): void {
+  const call = new RawGrpcCall(stream, headers, { maxReceiveBytes });
+  let request: Buffer | undefined;
+  let messages = 0;
+  call.start({
+    message(bytes) {
+      messages++;
+      request = bytes;
+    },
+    end() {
+      if (messages !== 1 || request === undefined) {
+        call.finish({
+          code: GrpcCode.Internal,
+          details: `grpc: a unary call takes one request message, not ${messages}`,
+        });
+        return;
+      }
+      const bytes = request;
+      request = undefined;
+      Promise.resolve()
+        .then(async () => {
+          const decoded = decodeRequest(route.requestType, bytes);
+          const own = await callerContext(ctx, credentialsOfStream(stream, headers));
+          return route.handle(decoded, own);
+        })
+        .then(
+          (res) => {
+            const out = encodeResponse(route.responseType, res);
+            call.writeMessages([{ chunks: [out], bytes: out.length }]);
+            call.finish({ code: GrpcCode.OK, details: '' });
+          },
+          (e) => {
+            const s = grpcStatusOf(e);
+            if (s.code === GrpcCode.Unknown)
+              ctx.logger.error({ err: s.details, method: headers[':path'] }, 'gRPC handler failed');
+            call.finish(s);
+          },
+        );
+    },
+    close() {
+      request = undefined;
+    },
+  });
+}
 
 function bind(
   impl: MethodImpl,
