@@ -489,6 +489,17 @@ function resolveTls(
       throw bad(`--${prefix}cert-file and --${prefix}key-file go together`);
     if (cert !== undefined) f.certFile = cert;
     if (key !== undefined) f.keyFile = key;
+    if (f.autoTls && cert === undefined) {
+      // etcd replaces the whole TLS setup with the self-signed one: no client CA, no
+      // client certificates asked for. The member logs what it ignored.
+      const ignored = [
+        ...(f.clientCertAuth ? [`--${prefix}client-cert-auth`] : []),
+        ...(ca !== undefined ? [`--${prefix}trusted-ca-file`] : []),
+      ];
+      if (ignored.length > 0) f.ignored = ignored;
+      f.clientCertAuth = false;
+      return f;
+    }
     if (ca !== undefined) f.trustedCaFile = ca;
     if (f.clientCertAuth && ca === undefined)
       throw bad(`--${prefix}client-cert-auth needs --${prefix}trusted-ca-file`);

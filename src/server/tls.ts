@@ -4,7 +4,12 @@
  * twins for peers. At start `loadTls` reads the files (a file that cannot be read, is not
  * PEM or does not match its key stops the member with ERR_TLS_FILE naming the flag and the
  * file), or with --auto-tls makes a self-signed certificate for the listen URLs' hosts
- * (src/server/certs.ts), kept in memory for the life of the process.
+ * (src/server/certs.ts). As etcd does, the self-signed pair is kept in the data dir
+ * (`fixtures/client/` and `fixtures/peer/`, cert.pem and key.pem, the key readable by its
+ * owner only) and reused by later starts while it is valid, so a client can pin it with
+ * `--cacert <data-dir>/fixtures/client/cert.pem`. With --auto-tls and no certificate files,
+ * --client-cert-auth and --trusted-ca-file do not apply (etcd 3.4 drops them too; the
+ * start-up log warns), src/server/config.ts.
  *
  * What it gives: the server side (TLS 1.2 at least; ALPN "h2" and "http/1.1" on the client
  * port, so gRPC and the HTTP faces share it; with --client-cert-auth a client must present a
@@ -12,8 +17,11 @@
  * to reach the others (its certificate as client certificate; the peer CA, or no check of
  * the peers' self-signed certificates with --peer-auto-tls, as etcd does).
  */
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
+import { join } from 'node:path';
 import { type ConnectionOptions, createSecureContext, TLSSocket, type TlsOptions } from 'node:tls';
 import { EtceteraError } from '../errors.js';
 import { selfSigned } from './certs.js';
@@ -28,6 +36,11 @@ export interface TlsFlags {
   clientCertAuth: boolean;
   /** A self-signed certificate made at start when no cert/key files are given. */
   autoTls: boolean;
+  /**
+   * Flags given but without effect: with --auto-tls and no certificate files, etcd drops
+   * --client-cert-auth and --trusted-ca-file, and so does this (the start-up log names them).
+   */
+  ignored?: string[];
 }
 
 export const NO_TLS: TlsFlags = { clientCertAuth: false, autoTls: false };
@@ -50,6 +63,51 @@ export interface LoadedTls {
   dial: DialTls;
   /** Where the certificate came from, for the start-up log. */
   source: 'files' | 'auto';
+  /** With --auto-tls: the certificate file in the data dir, and whether this start made it. */
+  auto?: { certFile: string; made: boolean };
+}
+
+/** Valid from now until at least an hour from now, and parseable. */
+function stillValid(cert: string): boolean {
+  try {
+    const c = new X509Certificate(cert);
+    const now = Date.now();
+    return Date.parse(c.validFrom) <= now && Date.parse(c.validTo) > now + 3600_000;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The self-signed pair of --auto-tls kept in `dir`: the files there when both exist and the
+ * certificate is still valid, otherwise a new pair written there (key mode 0600).
+ */
+async function autoPair(
+  dir: string,
+  commonName: string,
+  hosts: readonly string[],
+): Promise<{ cert: string; key: string; certFile: string; made: boolean }> {
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  const [cert, key] = await Promise.all([
+    readFile(certFile, 'utf8').catch(() => undefined),
+    readFile(keyFile, 'utf8').catch(() => undefined),
+  ]);
+  if (cert !== undefined && key !== undefined && stillValid(cert))
+    return { cert, key, certFile, made: false };
+  const made = await selfSigned(commonName, hosts.length > 0 ? hosts : ['127.0.0.1']);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(keyFile, made.key, { mode: 0o600 });
+    await chmod(keyFile, 0o600);
+    await writeFile(certFile, made.cert, { mode: 0o644 });
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new EtceteraError('ERR_TLS_FILE', {
+      detail: `--auto-tls ${dir}: cannot write the self-signed certificate (${why})`,
+    });
+  }
+  return { ...made, certFile, made: true };
 }
 
 function readPem(flag: string, file: string): string {
@@ -68,13 +126,15 @@ function readPem(flag: string, file: string): string {
 /**
  * Reads or makes the listener's certificate. `prefix` is '' for the client flags and
  * 'peer-' for the peer ones (it only names flags in errors); `hosts` are the names the
- * self-signed certificate of --auto-tls is made for.
+ * self-signed certificate of --auto-tls is made for, and `autoDir` where it is kept
+ * (without it, in memory only).
  */
 export async function loadTls(
   prefix: '' | 'peer-',
   f: TlsFlags,
   hosts: readonly string[],
   commonName: string,
+  autoDir?: string,
 ): Promise<LoadedTls> {
   const ca =
     f.trustedCaFile === undefined
@@ -83,10 +143,16 @@ export async function loadTls(
   let cert: string;
   let key: string;
   let source: LoadedTls['source'];
+  let auto: LoadedTls['auto'];
   if (f.certFile !== undefined && f.keyFile !== undefined) {
     cert = readPem(`${prefix}cert-file`, f.certFile);
     key = readPem(`${prefix}key-file`, f.keyFile);
     source = 'files';
+  } else if (autoDir !== undefined) {
+    const p = await autoPair(autoDir, commonName, hosts);
+    ({ cert, key } = p);
+    auto = { certFile: p.certFile, made: p.made };
+    source = 'auto';
   } else {
     ({ cert, key } = await selfSigned(commonName, hosts.length > 0 ? hosts : ['127.0.0.1']));
     source = 'auto';
@@ -115,7 +181,7 @@ export async function loadTls(
     ...(ca !== undefined ? { ca } : {}),
     rejectUnauthorized: verify,
   };
-  return { server, dial, source };
+  return { server, dial, source, ...(auto !== undefined ? { auto } : {}) };
 }
 
 /**
@@ -151,9 +217,21 @@ export async function loadMemberTls(config: MemberConfig): Promise<MemberTls> {
   const out: MemberTls = {};
   const clientUrls = [...config.listenClientUrls, ...config.advertiseClientUrls];
   if (hasCertificate(config.clientTls) && clientUrls.some((u) => u.protocol === 'https:'))
-    out.client = await loadTls('', config.clientTls, hostsOf(clientUrls), config.name);
+    out.client = await loadTls(
+      '',
+      config.clientTls,
+      hostsOf(clientUrls),
+      config.name,
+      join(config.dataDir, 'fixtures', 'client'),
+    );
   const peerUrls = [...config.listenPeerUrls, ...config.initialAdvertisePeerUrls];
   if (hasCertificate(config.peerTls))
-    out.peer = await loadTls('peer-', config.peerTls, hostsOf(peerUrls), config.name);
+    out.peer = await loadTls(
+      'peer-',
+      config.peerTls,
+      hostsOf(peerUrls),
+      config.name,
+      join(config.dataDir, 'fixtures', 'peer'),
+    );
   return out;
 }
