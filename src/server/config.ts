@@ -220,6 +220,8 @@ export interface MemberConfigInput {
   readHeaderTimeout?: string;
   readBodyTimeout?: string;
   tokenAuthFile?: string;
+  /** --client-ca-file: Kubernetes client certificates, asked for but optional. */
+  clientCaFile?: string;
   serviceAccountKeyFile?: string;
   /** A boolean, or 'true' / 'false'. */
   anonymousAuth?: boolean | string;
@@ -473,6 +475,7 @@ function resolveTls(
     autoTls: boolean | string | undefined,
     urls: URL[],
     urlFlag: string,
+    clientCaFile?: string,
   ): TlsFlags => {
     const nonEmpty = (flag: string, v: string | undefined) => {
       if (v !== undefined && v.trim() === '') throw bad(`--${prefix}${flag} must not be empty`);
@@ -482,6 +485,12 @@ function resolveTls(
       clientCertAuth: bool(`${prefix}client-cert-auth`, clientCertAuth, false),
       autoTls: bool(`${prefix}auto-tls`, autoTls, false),
     };
+    const clientCa = nonEmpty('client-ca-file', clientCaFile);
+    if (clientCa !== undefined) {
+      if (!urls.some((u) => u.protocol === 'https:'))
+        throw bad('--client-ca-file needs an https:// client URL (--listen-client-urls)');
+      f.clientCaFile = clientCa;
+    }
     const cert = nonEmpty('cert-file', certFile);
     const key = nonEmpty('key-file', keyFile);
     const ca = nonEmpty('trusted-ca-file', trustedCaFile);
@@ -520,6 +529,7 @@ function resolveTls(
       input.autoTls,
       clientUrls,
       'listen-client-urls',
+      input.clientCaFile,
     ),
     peerTls: one(
       'peer-',

@@ -123,7 +123,10 @@ export class Member extends EventEmitter<Events> implements MemberApi {
           `${side} TLS: auto-tls without certificate files ignores ${flags.ignored.join(' and ')}, as etcd does`,
         );
     }
-    const kubeAuth = loadKubeAuth(config.kubeAuth, config.clientTls.clientCertAuth);
+    const kubeAuth = loadKubeAuth(
+      config.kubeAuth,
+      config.clientTls.clientCertAuth || config.clientTls.clientCaFile !== undefined,
+    );
     let opened: Awaited<ReturnType<typeof openDataDir>>;
     try {
       opened = await openDataDir(config.dataDir);

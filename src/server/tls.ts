@@ -37,6 +37,11 @@ export interface TlsFlags {
   /** A self-signed certificate made at start when no cert/key files are given. */
   autoTls: boolean;
   /**
+   * Client port only: kube-apiserver's --client-ca-file. A client certificate is asked for
+   * but optional; one signed by this CA is a Kubernetes user (CN) with groups (O).
+   */
+  clientCaFile?: string;
+  /**
    * Flags given but without effect: with --auto-tls and no certificate files, etcd drops
    * --client-cert-auth and --trusted-ca-file, and so does this (the start-up log names them).
    */
@@ -65,6 +70,31 @@ export interface LoadedTls {
   source: 'files' | 'auto';
   /** With --auto-tls: the certificate file in the data dir, and whether this start made it. */
   auto?: { certFile: string; made: boolean };
+  /**
+   * Whose client certificates name a user on which face, as SHA-256 fingerprints of the CA
+   * certificates: the etcd face trusts --trusted-ca-file under --client-cert-auth; the
+   * Kubernetes face trusts --client-cert-auth's CA too, or --client-ca-file alone when given
+   * (as kube-apiserver, which knows only that flag). Absent: that face takes no certificate.
+   */
+  trust: { etcd?: ReadonlySet<string>; kube?: ReadonlySet<string> };
+}
+
+/** The certificates of a PEM bundle, by SHA-256 fingerprint. */
+function fingerprints(flag: string, file: string, pem: string): Set<string> {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  const out = new Set<string>();
+  for (const b of blocks) {
+    try {
+      out.add(new X509Certificate(b).fingerprint256);
+    } catch (e) {
+      throw new EtceteraError('ERR_TLS_FILE', {
+        detail: `--${flag} ${file}: ${(e as Error).message}`,
+      });
+    }
+  }
+  if (out.size === 0)
+    throw new EtceteraError('ERR_TLS_FILE', { detail: `--${flag} ${file}: no certificate in it` });
+  return out;
 }
 
 /** Valid from now until at least an hour from now, and parseable. */
@@ -140,6 +170,8 @@ export async function loadTls(
     f.trustedCaFile === undefined
       ? undefined
       : readPem(`${prefix}trusted-ca-file`, f.trustedCaFile);
+  const clientCa =
+    f.clientCaFile === undefined ? undefined : readPem('client-ca-file', f.clientCaFile);
   let cert: string;
   let key: string;
   let source: LoadedTls['source'];
@@ -165,12 +197,27 @@ export async function loadTls(
       detail: `--${prefix}cert-file/--${prefix}key-file/--${prefix}trusted-ca-file ${files.join(', ')}: ${(e as Error).message}`,
     });
   }
+  const etcdTrust =
+    f.clientCertAuth && ca !== undefined && f.trustedCaFile !== undefined
+      ? fingerprints(`${prefix}trusted-ca-file`, f.trustedCaFile, ca)
+      : undefined;
+  const kubeTrust =
+    clientCa !== undefined && f.clientCaFile !== undefined
+      ? fingerprints('client-ca-file', f.clientCaFile, clientCa)
+      : etcdTrust;
+  const serverCa = [ca, clientCa].filter((x) => x !== undefined).join('\n');
   const server: TlsOptions = {
     cert,
     key,
     minVersion: 'TLSv1.2',
-    ...(ca !== undefined ? { ca } : {}),
-    ...(f.clientCertAuth ? { requestCert: true, rejectUnauthorized: true } : {}),
+    ...(serverCa !== '' ? { ca: serverCa } : {}),
+    // --client-cert-auth refuses a handshake without a good certificate; --client-ca-file
+    // alone asks for one and lets the Kubernetes face decide (a token or anonymous may do).
+    ...(f.clientCertAuth
+      ? { requestCert: true, rejectUnauthorized: true }
+      : clientCa !== undefined
+        ? { requestCert: true, rejectUnauthorized: false }
+        : {}),
   };
   // Self-signed peers (--peer-auto-tls) cannot be verified; etcd skips the check for them.
   const verify = source === 'files';
@@ -181,7 +228,77 @@ export async function loadTls(
     ...(ca !== undefined ? { ca } : {}),
     rejectUnauthorized: verify,
   };
-  return { server, dial, source, ...(auto !== undefined ? { auto } : {}) };
+  return {
+    server,
+    dial,
+    source,
+    ...(auto !== undefined ? { auto } : {}),
+    trust: {
+      ...(etcdTrust !== undefined ? { etcd: etcdTrust } : {}),
+      ...(kubeTrust !== undefined ? { kube: kubeTrust } : {}),
+    },
+  };
+}
+
+/** What an accepted client connection's certificate proves, worked out at the handshake. */
+export interface CertIdentity {
+  /** The etcd user: the CN of a certificate chained to the etcd face's CA. */
+  etcdUser?: string;
+  /** The Kubernetes user (CN) and groups (O) of a certificate chained to its client CA. */
+  kube?: { username: string; groups: string[] };
+  /** A certificate was presented that names nobody on the Kubernetes face: why. */
+  kubeRefused?: string;
+}
+
+const IDENTITY = Symbol('etcetera.certIdentity');
+type Tagged = { [IDENTITY]?: CertIdentity };
+
+function firstOf(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * Records on an accepted TLS socket what its client certificate proves to each face
+ * (client-http.ts calls it at `secureConnection`). A verified chain counts for a face when
+ * one of its certificates (node:tls completes the chain with the anchor it verified
+ * against) is one of that face's CAs.
+ */
+export function recordCertIdentity(socket: TLSSocket, tls: LoadedTls): void {
+  const { etcd, kube } = tls.trust;
+  if (etcd === undefined && kube === undefined) return;
+  const leaf = socket.getPeerCertificate(true);
+  if (leaf === null || leaf.fingerprint256 === undefined) return;
+  const id: CertIdentity = {};
+  if (!socket.authorized) {
+    const why = socket.authorizationError;
+    id.kubeRefused = `the client certificate did not verify (${why instanceof Error ? why.message : String(why)})`;
+  } else {
+    const chain = new Set<string>();
+    for (let c = leaf; c?.fingerprint256 !== undefined; c = c.issuerCertificate) {
+      if (chain.has(c.fingerprint256)) break;
+      chain.add(c.fingerprint256);
+    }
+    const signedBy = (trust: ReadonlySet<string> | undefined) =>
+      trust !== undefined && [...chain].some((fp) => trust.has(fp));
+    const subject = leaf.subject as unknown as Record<string, string | string[]> | undefined;
+    const cn = firstOf(subject?.CN);
+    if (signedBy(etcd) && cn !== undefined && cn !== '') id.etcdUser = cn;
+    if (kube !== undefined) {
+      if (!signedBy(kube)) id.kubeRefused = 'the client certificate is not signed by the client CA';
+      else if (cn === undefined || cn === '')
+        id.kubeRefused = 'the client certificate has no common name';
+      else {
+        const o = subject?.O;
+        id.kube = { username: cn, groups: o === undefined ? [] : Array.isArray(o) ? o : [o] };
+      }
+    }
+  }
+  (socket as Tagged)[IDENTITY] = id;
+}
+
+/** What the certificate of this connection proved at its handshake (see recordCertIdentity). */
+export function certIdentity(socket: Socket | null | undefined): CertIdentity | undefined {
+  return socket instanceof TLSSocket ? (socket as Tagged)[IDENTITY] : undefined;
 }
 
 /**
@@ -190,10 +307,7 @@ export async function loadTls(
  * --client-cert-auth the CN names the etcd user, as in etcd.)
  */
 export function clientCertCommonName(socket: Socket | null | undefined): string | undefined {
-  if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
-  const cn = socket.getPeerCertificate()?.subject?.CN;
-  const first = Array.isArray(cn) ? cn[0] : cn;
-  return typeof first === 'string' && first.length > 0 ? first : undefined;
+  return certIdentity(socket)?.etcdUser;
 }
 
 /** A member's loaded TLS: the client port's and the peer port's (absent: not configured). */

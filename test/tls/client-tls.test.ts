@@ -18,7 +18,7 @@ import t, { type Test } from 'tap';
 import { Client } from '../../src/client/index.js';
 import { createCa, issue } from '../../src/server/certs.js';
 import type { Member } from '../../src/server/member.js';
-import { clientCertCommonName } from '../../src/server/tls.js';
+import { clientCertCommonName, loadTls, recordCertIdentity } from '../../src/server/tls.js';
 import { startTlsMember } from './member.js';
 
 const ETCDCTL = '/usr/bin/etcdctl';
@@ -213,19 +213,24 @@ t.test(
 
 t.test("clientCertCommonName: the verified certificate's CN, else nothing", async (t) => {
   const seen: Array<string | undefined> = [];
-  const server = createTlsServer(
+  const loaded = await loadTls(
+    '',
     {
-      cert: pem['m1.crt'],
-      key: pem['m1.key'],
-      ca: ca.cert,
-      requestCert: true,
-      rejectUnauthorized: false,
+      certFile: join(dir, 'm1.crt'),
+      keyFile: join(dir, 'm1.key'),
+      trustedCaFile: join(dir, 'ca.crt'),
+      clientCertAuth: true,
+      autoTls: false,
     },
-    (s) => {
-      seen.push(clientCertCommonName(s));
-      s.end();
-    },
+    ['127.0.0.1'],
+    'm1',
   );
+  // Handshakes that fail verification still complete here, to see that they name nobody.
+  const server = createTlsServer({ ...loaded.server, rejectUnauthorized: false }, (s) => {
+    recordCertIdentity(s, loaded);
+    seen.push(clientCertCommonName(s));
+    s.end();
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => server.close());
   const p = (server.address() as AddressInfo).port;
