@@ -12,6 +12,7 @@ import {
   AuthorizationMode,
   handleSelfSubjectAccessReview,
   handleSelfSubjectReview,
+  impersonate,
   requestAttributes,
 } from './authz.js';
 import { handleBinding } from './binding.js';
@@ -193,8 +194,9 @@ export function kubeHandler(
       kube.options.authorizationMode === AuthorizationMode.AlwaysAllow;
     kube
       .authenticate(req)
-      .then(async (user) => {
+      .then(async (authenticated) => {
         if (!lazy) await start();
+        const user = impersonate(req, authenticated, kube.authorize);
         admit(kube, req, url, route, user, res);
         return serve(kube, openapi, req, res, url, route, user);
       })
