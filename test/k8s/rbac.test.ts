@@ -374,6 +374,34 @@ t.test('impersonation: Impersonate-User and -Group, allowed by the impersonate v
   // alice has no impersonate grant at all; anonymous neither.
   t.equal((await pods('team', { ...ALICE, 'impersonate-user': 'admin' })).status, 403);
   t.equal((await pods('team', { 'impersonate-user': 'admin' })).status, 403);
+  // The audit line names who asked and whom it acted as.
+  const write = await call(
+    s.url,
+    'POST',
+    '/api/v1/namespaces/team/configmaps',
+    { metadata: { name: 'as-alice' } },
+    { ...CAROL, 'impersonate-user': 'alice' },
+  );
+  t.equal(write.status, 403, 'alice (view) may not create');
+  const audited = () =>
+    readFileSync(auditPath, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.user.username === 'carol' && e.objectRef?.resource === 'configmaps');
+  let lines = audited();
+  for (let i = 0; i < 100 && lines.length < 1; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    lines = audited();
+  }
+  t.match(lines, [
+    {
+      verb: 'create',
+      user: { username: 'carol', uid: '3' },
+      impersonatedUser: { username: 'alice', groups: ['system:authenticated'] },
+      responseStatus: { code: 403 },
+    },
+  ]);
   // A group without a user is refused outright.
   const groupOnly = await pods('team', { ...ADMIN, 'impersonate-group': 'qa' });
   t.equal(groupOnly.status, 500);

@@ -235,6 +235,7 @@ export function impersonate(
     uid: uids[0] ?? '',
     groups: all,
     ...(Object.keys(extra).length > 0 ? { extra } : {}),
+    impersonatedBy: user,
   };
 }
 
