@@ -316,6 +316,77 @@ t.test('SelfSubjectAccessReview answers for the caller', async (t) => {
   );
 });
 
+t.test(
+  'SubjectAccessReview and LocalSubjectAccessReview decide for the named subject',
+  async (t) => {
+    const SAR = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
+    const LOCAL = '/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews';
+    const ask = async (path: string, spec: object, headers = ADMIN) => {
+      const r = await call(
+        s.url,
+        'POST',
+        path,
+        { apiVersion: 'authorization.k8s.io/v1', spec },
+        headers,
+      );
+      return r.status === 201 ? r.body.status.allowed : `${r.status} ${r.body?.message}`;
+    };
+    const pods = (namespace: string) => ({ verb: 'list', resource: 'pods', namespace });
+    t.equal(await ask(SAR, { user: 'alice', resourceAttributes: pods('team') }), true);
+    t.equal(await ask(SAR, { user: 'alice', resourceAttributes: pods('default') }), false);
+    t.equal(await ask(SAR, { user: 'nobody', resourceAttributes: pods('team') }), false);
+    t.equal(
+      await ask(SAR, {
+        groups: ['system:masters'],
+        resourceAttributes: { verb: 'delete', resource: 'nodes' },
+      }),
+      true,
+      'a group alone',
+    );
+    t.equal(
+      await ask(SAR, { user: 'alice', nonResourceAttributes: { verb: 'get', path: '/api' } }),
+      false,
+      'exactly the groups given: alice without system:authenticated has no discovery',
+    );
+    t.equal(
+      await ask(SAR, {
+        user: 'alice',
+        groups: ['system:authenticated'],
+        nonResourceAttributes: { verb: 'get', path: '/api' },
+      }),
+      true,
+    );
+    t.equal(
+      await ask(SAR, { resourceAttributes: pods('team') }),
+      '422 SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified',
+    );
+    const local = await call(
+      s.url,
+      'POST',
+      LOCAL,
+      {
+        spec: {
+          user: 'alice',
+          resourceAttributes: { verb: 'get', resource: 'pods', namespace: 'team' },
+        },
+      },
+      ADMIN,
+    );
+    t.equal(local.status, 201);
+    t.match(local.body, {
+      kind: 'LocalSubjectAccessReview',
+      metadata: { namespace: 'team' },
+      status: { allowed: true },
+    });
+    t.match(await ask(LOCAL, { user: 'alice', resourceAttributes: pods('default') }), /^400 /);
+    t.equal(
+      await ask(SAR, { user: 'alice', resourceAttributes: pods('team') }, ALICE),
+      '403 subjectaccessreviews.authorization.k8s.io is forbidden: User "alice" cannot create resource "subjectaccessreviews" in API group "authorization.k8s.io" at the cluster scope',
+      'asking about others needs a grant',
+    );
+  },
+);
+
 t.test('impersonation: Impersonate-User and -Group, allowed by the impersonate verb', async (t) => {
   const whoami = async (headers: Record<string, string>) => {
     const r = await call(

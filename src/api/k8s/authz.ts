@@ -290,6 +290,60 @@ export async function handleSelfSubjectAccessReview(
   });
 }
 
+/**
+ * POST subjectaccessreviews and namespaces/<ns>/localsubjectaccessreviews: the decision for
+ * the user and groups the spec names (exactly those: no group is added), nothing stored.
+ * Creating one is itself a request RBAC decides (the `create` verb on the resource).
+ */
+export async function handleSubjectAccessReview(
+  kube: Kube,
+  rr: ResourceRequest,
+  authorizer: Authorizer,
+): Promise<void> {
+  const body = await readObjectBody(kube, rr);
+  const local = rr.info.resource === 'localsubjectaccessreviews';
+  const kind = local ? 'LocalSubjectAccessReview' : 'SubjectAccessReview';
+  const spec = body.spec;
+  if (!isRec(spec)) throw badRequest('spec is required');
+  const groups = Array.isArray(spec.groups) ? spec.groups.filter((g) => typeof g === 'string') : [];
+  const username = str(spec.user);
+  if (username === '' && groups.length === 0)
+    throw new StatusError(
+      'Invalid',
+      `${kind}.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified`,
+    );
+  const extra: Record<string, string[]> = {};
+  if (isRec(spec.extra))
+    for (const [k, v] of Object.entries(spec.extra))
+      if (Array.isArray(v)) extra[k] = v.filter((x) => typeof x === 'string');
+  const subject: UserInfo = {
+    username,
+    uid: str(spec.uid),
+    groups,
+    ...(Object.keys(extra).length > 0 ? { extra } : {}),
+  };
+  const attrs = reviewAttributes(subject, spec);
+  const namespace = rr.path.namespace ?? '';
+  if (local) {
+    if (attrs.kind !== 'resource')
+      throw badRequest(
+        'spec.nonResourceAttributes: Invalid value: disallowed on this kind of request',
+      );
+    if (attrs.namespace !== namespace)
+      throw badRequest(
+        `spec.resourceAttributes.namespace must match namespace: ${attrs.namespace} ${namespace}`,
+      );
+  }
+  const d = authorizer(attrs);
+  sendJson(rr.res, 201, {
+    kind,
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { ...(local ? { namespace } : {}), creationTimestamp: null },
+    spec,
+    status: { allowed: d.allowed, ...(d.reason !== '' ? { reason: d.reason } : {}) },
+  });
+}
+
 /** POST selfsubjectreviews: who the caller is (`kubectl auth whoami`). */
 export async function handleSelfSubjectReview(
   kube: Kube,

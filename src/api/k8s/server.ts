@@ -12,6 +12,7 @@ import {
   AuthorizationMode,
   handleSelfSubjectAccessReview,
   handleSelfSubjectReview,
+  handleSubjectAccessReview,
   impersonate,
   requestAttributes,
 } from './authz.js';
@@ -80,6 +81,11 @@ async function serveResource(kube: Kube, rr: ResourceRequest): Promise<void> {
   if (req.method === 'POST' && !item) {
     if (isReview(info, 'authorization.k8s.io', 'selfsubjectaccessreviews'))
       return handleSelfSubjectAccessReview(kube, rr, rr.user, kube.authorize);
+    if (
+      isReview(info, 'authorization.k8s.io', 'subjectaccessreviews') ||
+      isReview(info, 'authorization.k8s.io', 'localsubjectaccessreviews')
+    )
+      return handleSubjectAccessReview(kube, rr, kube.authorize);
     if (isReview(info, 'authentication.k8s.io', 'selfsubjectreviews'))
       return handleSelfSubjectReview(kube, rr, rr.user);
   }
