@@ -275,3 +275,21 @@ t.test('TLS flags: etcd names, bare switches, environment variables, https:// UR
   t.equal(c.advertiseClientUrls[0]?.protocol, 'https:', 'advertised URLs follow the listen URLs');
   t.same(resolveConfig({}).clientTls, { clientCertAuth: false, autoTls: false }, 'default: no TLS');
 });
+
+t.test('--client-ca-file: on the client TLS flags, https:// client URLs only', async (t) => {
+  const c = resolveConfig(
+    parseServeArgs([
+      '--listen-client-urls=https://127.0.0.1:2379',
+      '--auto-tls',
+      '--client-ca-file',
+      'kube-ca.crt',
+    ]),
+  );
+  t.same(c.clientTls, { clientCertAuth: false, autoTls: true, clientCaFile: 'kube-ca.crt' });
+  t.throws(() => resolveConfig(parseServeArgs(['--client-ca-file=kube-ca.crt'])), {
+    message: /--client-ca-file needs an https:\/\/ client URL/,
+  });
+  t.throws(() => resolveConfig({ clientCaFile: ' ' }), {
+    message: /--client-ca-file must not be empty/,
+  });
+});
