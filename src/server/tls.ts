@@ -172,6 +172,15 @@ export async function loadTls(
       : readPem(`${prefix}trusted-ca-file`, f.trustedCaFile);
   const clientCa =
     f.clientCaFile === undefined ? undefined : readPem('client-ca-file', f.clientCaFile);
+  // The CAs each face trusts, parsed before anything is written (--auto-tls's files).
+  const etcdTrust =
+    f.clientCertAuth && ca !== undefined && f.trustedCaFile !== undefined
+      ? fingerprints(`${prefix}trusted-ca-file`, f.trustedCaFile, ca)
+      : undefined;
+  const kubeTrust =
+    clientCa !== undefined && f.clientCaFile !== undefined
+      ? fingerprints('client-ca-file', f.clientCaFile, clientCa)
+      : etcdTrust;
   let cert: string;
   let key: string;
   let source: LoadedTls['source'];
@@ -197,14 +206,6 @@ export async function loadTls(
       detail: `--${prefix}cert-file/--${prefix}key-file/--${prefix}trusted-ca-file ${files.join(', ')}: ${(e as Error).message}`,
     });
   }
-  const etcdTrust =
-    f.clientCertAuth && ca !== undefined && f.trustedCaFile !== undefined
-      ? fingerprints(`${prefix}trusted-ca-file`, f.trustedCaFile, ca)
-      : undefined;
-  const kubeTrust =
-    clientCa !== undefined && f.clientCaFile !== undefined
-      ? fingerprints('client-ca-file', f.clientCaFile, clientCa)
-      : etcdTrust;
   const serverCa = [ca, clientCa].filter((x) => x !== undefined).join('\n');
   const server: TlsOptions = {
     cert,
