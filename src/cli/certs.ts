@@ -3,7 +3,9 @@
  * writes a CA and certificates for a local TLS cluster (src/server/certs.ts), named as etcd's
  * docs name them: ca.crt (and ca.key), <member>.crt / <member>.key for each member (server and
  * client usage, valid for --hosts), <client>.crt / <client>.key for each client (client usage,
- * CN = the client's name, which is the user under --client-cert-auth). Keys are written
+ * CN = the client's name, which is the user under --client-cert-auth and --client-cert-auth's
+ * or --client-ca-file's Kubernetes user; `name/group/...` adds each group as an O, the
+ * Kubernetes groups, e.g. `admin/system:masters`). Keys are written
  * readable by the owner only. An existing file in DIR is never overwritten: the command
  * refuses and writes nothing.
  */
@@ -23,7 +25,8 @@ Writes a CA and certificates for a local TLS cluster into DIR:
   <client>.crt/.key         one per client: client usage, CN = the name
   --hosts                   host names and IP addresses of the members (default 127.0.0.1,localhost)
   --members                 member names (default m1,m2,m3)
-  --clients                 client names (default root)
+  --clients                 client names (default root); NAME/GROUP/... also writes each GROUP
+                            as an O (the Kubernetes groups): --clients root,admin/system:masters
   --days                    validity in days (default 365; the CA 10 years)
 `;
 
@@ -69,7 +72,20 @@ export async function runCerts(args: readonly string[]): Promise<string[]> {
     .filter((s) => s.length > 0);
   if (hosts.length === 0) throw bad('--hosts needs at least one host');
   const members = names('members', String(values.members));
-  const clients = names('clients', String(values.clients));
+  const groupsOf = new Map<string, string[]>();
+  const clients = names(
+    'clients',
+    String(values.clients)
+      .split(',')
+      .map((entry) => {
+        const [name = '', ...groups] = entry.trim().split('/');
+        if (groups.some((g) => g.trim() === ''))
+          throw bad(`--clients: ${JSON.stringify(entry.trim())} has an empty group`);
+        if (groups.length > 0) groupsOf.set(name, groups);
+        return name;
+      })
+      .join(','),
+  );
   const days = Number(values.days);
   if (!Number.isSafeInteger(days) || days <= 0) throw bad('--days must be a positive integer');
   const all = ['ca', ...members, ...clients];
@@ -83,7 +99,16 @@ export async function runCerts(args: readonly string[]): Promise<string[]> {
   const out = new Map<string, PemPair>([['ca', ca]]);
   for (const m of members)
     out.set(m, await issue(ca, { commonName: m, hosts, usage: 'server', days }));
-  for (const c of clients) out.set(c, await issue(ca, { commonName: c, usage: 'client', days }));
+  for (const c of clients)
+    out.set(
+      c,
+      await issue(ca, {
+        commonName: c,
+        usage: 'client',
+        days,
+        ...(groupsOf.has(c) ? { organizations: groupsOf.get(c) } : {}),
+      }),
+    );
   await mkdir(dir, { recursive: true });
   for (const [n, pair] of out) {
     await writeFile(join(dir, `${n}.crt`), pair.cert, { flag: 'wx' });

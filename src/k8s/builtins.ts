@@ -330,6 +330,22 @@ export const BUILTIN_KINDS: readonly ResourceInfo[] = [
     verbs: ['create'],
   }),
   define({
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    resource: 'subjectaccessreviews',
+    kind: 'SubjectAccessReview',
+    scope: 'Cluster',
+    verbs: ['create'],
+  }),
+  define({
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    resource: 'localsubjectaccessreviews',
+    kind: 'LocalSubjectAccessReview',
+    scope: 'Namespaced',
+    verbs: ['create'],
+  }),
+  define({
     group: 'authentication.k8s.io',
     version: 'v1',
     resource: 'selfsubjectreviews',

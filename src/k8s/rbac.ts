@@ -21,6 +21,8 @@ export interface UserInfo {
   readonly uid: string;
   readonly groups: readonly string[];
   readonly extra?: Readonly<Record<string, readonly string[]>>;
+  /** Set on an impersonated user: who authenticated and asked to act as it (audit). */
+  readonly impersonatedBy?: UserInfo;
 }
 
 export const ANONYMOUS_USER = 'system:anonymous';

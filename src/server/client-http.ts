@@ -48,7 +48,7 @@ import { EtceteraError } from '../errors.js';
 import { H2Preamble } from './h2-authority.js';
 import type { Logger } from './logger.js';
 import { listen } from './peer-http.js';
-import type { LoadedTls } from './tls.js';
+import { type LoadedTls, recordCertIdentity } from './tls.js';
 import type { MemberApi } from './types.js';
 import { ETCD_CLUSTER_VERSION, ETCD_VERSION } from './version.js';
 
@@ -475,6 +475,7 @@ function tlsListener(
     handshakeTimeout: TLS_HANDSHAKE_MS,
   });
   tlsServer.on('secureConnection', (socket: TLSSocket) => {
+    recordCertIdentity(socket, tls);
     const onError = () => socket.destroy();
     socket.on('error', onError);
     if (socket.alpnProtocol === 'h2' && face.grpc !== undefined) {

@@ -223,6 +223,8 @@ export interface MemberConfigInput {
   readHeaderTimeout?: string;
   readBodyTimeout?: string;
   tokenAuthFile?: string;
+  /** --client-ca-file: Kubernetes client certificates, asked for but optional. */
+  clientCaFile?: string;
   serviceAccountKeyFile?: string;
   /** A boolean, or 'true' / 'false'. */
   anonymousAuth?: boolean | string;
@@ -480,6 +482,7 @@ function resolveTls(
     autoTls: boolean | string | undefined,
     urls: URL[],
     urlFlag: string,
+    clientCaFile?: string,
   ): TlsFlags => {
     const nonEmpty = (flag: string, v: string | undefined) => {
       if (v !== undefined && v.trim() === '') throw bad(`--${prefix}${flag} must not be empty`);
@@ -489,6 +492,12 @@ function resolveTls(
       clientCertAuth: bool(`${prefix}client-cert-auth`, clientCertAuth, false),
       autoTls: bool(`${prefix}auto-tls`, autoTls, false),
     };
+    const clientCa = nonEmpty('client-ca-file', clientCaFile);
+    if (clientCa !== undefined) {
+      if (!urls.some((u) => u.protocol === 'https:'))
+        throw bad('--client-ca-file needs an https:// client URL (--listen-client-urls)');
+      f.clientCaFile = clientCa;
+    }
     const cert = nonEmpty('cert-file', certFile);
     const key = nonEmpty('key-file', keyFile);
     const ca = nonEmpty('trusted-ca-file', trustedCaFile);
@@ -496,6 +505,17 @@ function resolveTls(
       throw bad(`--${prefix}cert-file and --${prefix}key-file go together`);
     if (cert !== undefined) f.certFile = cert;
     if (key !== undefined) f.keyFile = key;
+    if (f.autoTls && cert === undefined) {
+      // etcd replaces the whole TLS setup with the self-signed one: no client CA, no
+      // client certificates asked for. The member logs what it ignored.
+      const ignored = [
+        ...(f.clientCertAuth ? [`--${prefix}client-cert-auth`] : []),
+        ...(ca !== undefined ? [`--${prefix}trusted-ca-file`] : []),
+      ];
+      if (ignored.length > 0) f.ignored = ignored;
+      f.clientCertAuth = false;
+      return f;
+    }
     if (ca !== undefined) f.trustedCaFile = ca;
     if (f.clientCertAuth && ca === undefined)
       throw bad(`--${prefix}client-cert-auth needs --${prefix}trusted-ca-file`);
@@ -516,6 +536,7 @@ function resolveTls(
       input.autoTls,
       clientUrls,
       'listen-client-urls',
+      input.clientCaFile,
     ),
     peerTls: one(
       'peer-',

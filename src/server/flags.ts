@@ -172,6 +172,8 @@ Kubernetes API authentication, authorization and audit (kube-apiserver's flags):
                                  (default true; false answers 401)
   --authorization-mode           AlwaysAllow | RBAC (default AlwaysAllow)
   --audit-log-path               append one JSON audit event per mutating request to this file
+  --client-ca-file               CA whose client certificates authenticate (CN = user, O = groups);
+                                 asked for on https:// client URLs but optional
   --scheduler-seed               seed of the scheduler's tie-breaking generator (default: random)
 Each switch also takes a value: --scheduler=false, --scheduler false, ETCETERA_SCHEDULER=false.
 ${tlsUsage()}`;
@@ -296,6 +298,7 @@ function kubeAuthFlags() {
     'anonymous-auth': ['anonymousAuth', false],
     'authorization-mode': ['authorizationMode', false],
     'audit-log-path': ['auditLogPath', false],
+    'client-ca-file': ['clientCaFile', false],
   } as const satisfies Record<string, readonly [keyof MemberConfigInput, boolean]>;
 }
 // --- TLS for clients and peers (src/server/tls.ts), etcd's names ---

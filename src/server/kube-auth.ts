@@ -28,9 +28,9 @@ export interface KubeAuth {
 }
 
 /**
- * `clientCertificates`: the client port verifies client certificates (--client-cert-auth
- * with --trusted-ca-file), so a verified certificate's CN is the user and its O the groups,
- * as kube-apiserver's --client-ca-file does.
+ * `clientCertificates`: the client port asks for client certificates (--client-ca-file, or
+ * --client-cert-auth with --trusted-ca-file), so one signed by the client CA names the user
+ * (CN) and its groups (O), as kube-apiserver's --client-ca-file does.
  */
 export function loadKubeAuth(c: KubeAuthConfig, clientCertificates = false): KubeAuth {
   const tokens = new Map<string, UserInfo>(

@@ -110,7 +110,25 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     // Certificates first: a member whose files cannot be read opens nothing.
     const tls = await loadMemberTls(config);
     if (tls.peer !== undefined) tls.peer.dial = guardDial(tls.peer.dial, config.peerCertAllowed);
-    const kubeAuth = loadKubeAuth(config.kubeAuth, config.clientTls.clientCertAuth);
+    for (const [side, loaded, flags] of [
+      ['client', tls.client, config.clientTls],
+      ['peer', tls.peer, config.peerTls],
+    ] as const) {
+      if (loaded?.auto !== undefined)
+        logger.info(
+          { certFile: loaded.auto.certFile, made: loaded.auto.made },
+          `${side} TLS: self-signed certificate (auto-tls)`,
+        );
+      if (flags.ignored !== undefined)
+        logger.warn(
+          { ignored: flags.ignored },
+          `${side} TLS: auto-tls without certificate files ignores ${flags.ignored.join(' and ')}, as etcd does`,
+        );
+    }
+    const kubeAuth = loadKubeAuth(
+      config.kubeAuth,
+      config.clientTls.clientCertAuth || config.clientTls.clientCaFile !== undefined,
+    );
     let opened: Awaited<ReturnType<typeof openDataDir>>;
     try {
       opened = await openDataDir(config.dataDir);

@@ -191,6 +191,10 @@ metadata: {name: other, namespace: default}
       [viewer, ['list', 'nodes'], 'no'],
       [admin, ['delete', 'nodes'], 'yes'],
       [admin, ['create', 'clusterroles'], 'yes'],
+      // --as impersonates: system:masters may, and the viewer's grants then decide.
+      [admin, ['list', 'pods', '-n', 'team', '--as=viewer'], 'yes'],
+      [admin, ['create', 'pods', '-n', 'team', '--as=viewer'], 'no'],
+      [admin, ['list', 'pods', '-n', 'default', '--as=viewer'], 'no'],
     ];
     for (const [who, args, want] of canI) {
       const r = await who(['auth', 'can-i', ...args]);
@@ -201,6 +205,12 @@ metadata: {name: other, namespace: default}
       );
       t.equal(r.code, want === 'yes' ? 0 : 1);
     }
+    const as = await viewer(['get', 'pods', '-n', 'team', '--as=admin']);
+    t.not(as.code, 0);
+    t.match(
+      as.stderr,
+      'users "admin" is forbidden: User "viewer" cannot impersonate resource "users" in API group "" at the cluster scope',
+    );
     const whoami = await viewer(['auth', 'whoami', '-o', 'json']);
     t.equal(whoami.code, 0, whoami.stderr);
     t.same(JSON.parse(whoami.stdout).status.userInfo, {

@@ -17,6 +17,7 @@ import { call, type KubeServer, pod, startKube } from './harness.js';
 
 const TOKENS = `admin-token,admin,1,"system:masters"
 alice-token,alice,2,"developers,qa"
+carol-token,carol,3
 `;
 
 const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -37,6 +38,7 @@ function saToken(ns: string, name: string, key = privateKey, exp = '1h'): Promis
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const ADMIN = bearer('admin-token');
 const ALICE = bearer('alice-token');
+const CAROL = bearer('carol-token');
 
 let s: KubeServer;
 let auditPath: string;
@@ -77,6 +79,33 @@ t.before(async () => {
         metadata: { name: 'robot-secret' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-one-secret' },
         subjects: [{ kind: 'ServiceAccount', name: 'robot' }],
+      },
+    ],
+    // carol may impersonate the user alice and nobody else.
+    [
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+      {
+        metadata: { name: 'impersonate-alice' },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['users'],
+            verbs: ['impersonate'],
+            resourceNames: ['alice'],
+          },
+        ],
+      },
+    ],
+    [
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      {
+        metadata: { name: 'carol-impersonates-alice' },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: 'impersonate-alice',
+        },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'carol' }],
       },
     ],
     ['/api/v1/namespaces/team/pods', pod('p1')],
@@ -285,6 +314,169 @@ t.test('SelfSubjectAccessReview answers for the caller', async (t) => {
     403,
     'anonymous users may not ask (system:basic-user is for authenticated users)',
   );
+});
+
+t.test(
+  'SubjectAccessReview and LocalSubjectAccessReview decide for the named subject',
+  async (t) => {
+    const SAR = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
+    const LOCAL = '/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews';
+    const ask = async (path: string, spec: object, headers = ADMIN) => {
+      const r = await call(
+        s.url,
+        'POST',
+        path,
+        { apiVersion: 'authorization.k8s.io/v1', spec },
+        headers,
+      );
+      return r.status === 201 ? r.body.status.allowed : `${r.status} ${r.body?.message}`;
+    };
+    const pods = (namespace: string) => ({ verb: 'list', resource: 'pods', namespace });
+    t.equal(await ask(SAR, { user: 'alice', resourceAttributes: pods('team') }), true);
+    t.equal(await ask(SAR, { user: 'alice', resourceAttributes: pods('default') }), false);
+    t.equal(await ask(SAR, { user: 'nobody', resourceAttributes: pods('team') }), false);
+    t.equal(
+      await ask(SAR, {
+        groups: ['system:masters'],
+        resourceAttributes: { verb: 'delete', resource: 'nodes' },
+      }),
+      true,
+      'a group alone',
+    );
+    t.equal(
+      await ask(SAR, { user: 'alice', nonResourceAttributes: { verb: 'get', path: '/api' } }),
+      false,
+      'exactly the groups given: alice without system:authenticated has no discovery',
+    );
+    t.equal(
+      await ask(SAR, {
+        user: 'alice',
+        groups: ['system:authenticated'],
+        nonResourceAttributes: { verb: 'get', path: '/api' },
+      }),
+      true,
+    );
+    t.equal(
+      await ask(SAR, { resourceAttributes: pods('team') }),
+      '422 SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified',
+    );
+    const local = await call(
+      s.url,
+      'POST',
+      LOCAL,
+      {
+        spec: {
+          user: 'alice',
+          resourceAttributes: { verb: 'get', resource: 'pods', namespace: 'team' },
+        },
+      },
+      ADMIN,
+    );
+    t.equal(local.status, 201);
+    t.match(local.body, {
+      kind: 'LocalSubjectAccessReview',
+      metadata: { namespace: 'team' },
+      status: { allowed: true },
+    });
+    t.match(await ask(LOCAL, { user: 'alice', resourceAttributes: pods('default') }), /^400 /);
+    t.equal(
+      await ask(SAR, { user: 'alice', resourceAttributes: pods('team') }, ALICE),
+      '403 subjectaccessreviews.authorization.k8s.io is forbidden: User "alice" cannot create resource "subjectaccessreviews" in API group "authorization.k8s.io" at the cluster scope',
+      'asking about others needs a grant',
+    );
+  },
+);
+
+t.test('impersonation: Impersonate-User and -Group, allowed by the impersonate verb', async (t) => {
+  const whoami = async (headers: Record<string, string>) => {
+    const r = await call(
+      s.url,
+      'POST',
+      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+      headers,
+    );
+    return r.status === 201 ? r.body.status.userInfo : `${r.status} ${r.body?.message}`;
+  };
+  const pods = (ns: string, headers: Record<string, string>) =>
+    call(s.url, 'GET', `/api/v1/namespaces/${ns}/pods`, undefined, headers);
+
+  // system:masters may impersonate anyone: alice's grants then decide, not admin's.
+  const asAlice = { ...ADMIN, 'impersonate-user': 'alice' };
+  t.equal((await pods('team', asAlice)).status, 200);
+  const denied = await pods('default', asAlice);
+  t.equal(denied.status, 403);
+  t.equal(
+    denied.body.message,
+    'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"',
+  );
+  t.same(await whoami({ ...asAlice, 'impersonate-group': 'qa' }), {
+    username: 'alice',
+    groups: ['qa', 'system:authenticated'],
+  });
+  t.same(await whoami({ ...ADMIN, 'impersonate-user': 'system:serviceaccount:team:robot' }), {
+    username: 'system:serviceaccount:team:robot',
+    groups: ['system:serviceaccounts', 'system:serviceaccounts:team', 'system:authenticated'],
+  });
+  const robot = await call(s.url, 'GET', '/api/v1/namespaces/team/secrets/s1', undefined, {
+    ...ADMIN,
+    'impersonate-user': 'system:serviceaccount:team:robot',
+  });
+  t.equal(robot.status, 200, "the ServiceAccount's RoleBinding applies");
+
+  // carol may impersonate alice only, and no group.
+  t.equal((await pods('team', { ...CAROL, 'impersonate-user': 'alice' })).status, 200);
+  const asAdmin = await pods('team', { ...CAROL, 'impersonate-user': 'admin' });
+  t.equal(asAdmin.status, 403);
+  t.equal(
+    asAdmin.body.message,
+    'users "admin" is forbidden: User "carol" cannot impersonate resource "users" in API group "" at the cluster scope',
+  );
+  const withGroup = await pods('team', {
+    ...CAROL,
+    'impersonate-user': 'alice',
+    'impersonate-group': 'system:masters',
+  });
+  t.equal(withGroup.status, 403);
+  t.equal(
+    withGroup.body.message,
+    'groups "system:masters" is forbidden: User "carol" cannot impersonate resource "groups" in API group "" at the cluster scope',
+  );
+  // alice has no impersonate grant at all; anonymous neither.
+  t.equal((await pods('team', { ...ALICE, 'impersonate-user': 'admin' })).status, 403);
+  t.equal((await pods('team', { 'impersonate-user': 'admin' })).status, 403);
+  // The audit line names who asked and whom it acted as.
+  const write = await call(
+    s.url,
+    'POST',
+    '/api/v1/namespaces/team/configmaps',
+    { metadata: { name: 'as-alice' } },
+    { ...CAROL, 'impersonate-user': 'alice' },
+  );
+  t.equal(write.status, 403, 'alice (view) may not create');
+  const audited = () =>
+    readFileSync(auditPath, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.user.username === 'carol' && e.objectRef?.resource === 'configmaps');
+  let lines = audited();
+  for (let i = 0; i < 100 && lines.length < 1; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    lines = audited();
+  }
+  t.match(lines, [
+    {
+      verb: 'create',
+      user: { username: 'carol', uid: '3' },
+      impersonatedUser: { username: 'alice', groups: ['system:authenticated'] },
+      responseStatus: { code: 403 },
+    },
+  ]);
+  // A group without a user is refused outright.
+  const groupOnly = await pods('team', { ...ADMIN, 'impersonate-group': 'qa' });
+  t.equal(groupOnly.status, 500);
+  t.match(groupOnly.body.message, /without impersonating a user/);
 });
 
 const NON_RESOURCE: [string, string][] = [

@@ -1,6 +1,6 @@
 /**
- * With auth enabled, every KV, Watch, Lease, Maintenance and Cluster route of both faces
- * (JSON and gRPC) is tried without a token and as a user whose only grant is READ on one
+ * With auth enabled, every KV, Watch, Lease, Maintenance, Cluster and Auth route of both
+ * etcd faces (JSON and gRPC) is tried without a token and as a user whose only grant is READ on one
  * unrelated key: zero successes. Lease grant, keepalive and the lease list are served to
  * any authenticated user, so only the no-token half applies to them. The same requests as
  * root succeed where they change nothing lasting, so the refusals are the permission checks,
@@ -91,6 +91,43 @@ const CASES: RouteCase[] = [
   },
   { path: '/v3/maintenance/defragment', method: 'Maintenance/Defragment', body: {}, rootOk: true },
   { path: '/v3/maintenance/hash', method: 'Maintenance/HashKV', body: {}, rootOk: true },
+  // The Auth service: everything but Authenticate (a password, not a permission) needs
+  // root, except a user reading its own user and roles (alice reads others here).
+  { path: '/v3/auth/enable', method: 'Auth/AuthEnable', body: {} },
+  { path: '/v3/auth/disable', method: 'Auth/AuthDisable', body: {} },
+  { path: '/v3/auth/user/add', method: 'Auth/UserAdd', body: { name: 'eve', password: 'x' } },
+  { path: '/v3/auth/user/get', method: 'Auth/UserGet', body: { name: 'root' }, rootOk: true },
+  { path: '/v3/auth/user/list', method: 'Auth/UserList', body: {}, rootOk: true },
+  { path: '/v3/auth/user/delete', method: 'Auth/UserDelete', body: { name: 'alice' } },
+  {
+    path: '/v3/auth/user/changepw',
+    method: 'Auth/UserChangePassword',
+    body: { name: 'alice', password: 'y' },
+  },
+  {
+    path: '/v3/auth/user/grant',
+    method: 'Auth/UserGrantRole',
+    body: { user: 'alice', role: 'root' },
+  },
+  {
+    path: '/v3/auth/user/revoke',
+    method: 'Auth/UserRevokeRole',
+    body: { name: 'alice', role: 'zzz-reader' },
+  },
+  { path: '/v3/auth/role/add', method: 'Auth/RoleAdd', body: { name: 'r2' } },
+  { path: '/v3/auth/role/get', method: 'Auth/RoleGet', body: { role: 'other' }, rootOk: true },
+  { path: '/v3/auth/role/list', method: 'Auth/RoleList', body: {}, rootOk: true },
+  { path: '/v3/auth/role/delete', method: 'Auth/RoleDelete', body: { role: 'zzz-reader' } },
+  {
+    path: '/v3/auth/role/grant',
+    method: 'Auth/RoleGrantPermission',
+    body: { name: 'zzz-reader', perm: { permType: 'READWRITE', key: b64('a') } },
+  },
+  {
+    path: '/v3/auth/role/revoke',
+    method: 'Auth/RoleRevokePermission',
+    body: { role: 'zzz-reader', key: b64('zzz') },
+  },
 ];
 
 /** gRPC calls with no JSON route of their own. */
@@ -113,6 +150,7 @@ t.test('with auth enabled, no route serves a caller without the permission', asy
     rangeEnd: new Uint8Array(0),
   });
   await a.userGrantRole(NOBODY, 'alice', 'zzz-reader');
+  await a.roleAdd(NOBODY, 'other');
   await m.write({ op: 'leaseGrant', id: LeaseId(LEASE), ttl: 600 });
   await m.write({ op: 'put', key: enc('secret'), value: enc('s'), lease: LEASE });
   await a.enable({ user: 'root', revision: 0 });

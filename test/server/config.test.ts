@@ -264,12 +264,32 @@ t.test('TLS flags: etcd names, bare switches, environment variables, https:// UR
     clientCertAuth: true,
     autoTls: false,
   });
+  // With --peer-auto-tls and no certificate files, etcd 3.4 drops the peer CA and the
+  // client certificate check (its start-up log shows `client-cert-auth = false`): so here.
   t.same(c.peerTls, {
-    trustedCaFile: 'peer-ca.crt',
-    clientCertAuth: true,
+    clientCertAuth: false,
     autoTls: true,
+    ignored: ['--peer-client-cert-auth', '--peer-trusted-ca-file'],
   });
   t.equal(c.listenClientUrls[0]?.protocol, 'https:');
   t.equal(c.advertiseClientUrls[0]?.protocol, 'https:', 'advertised URLs follow the listen URLs');
   t.same(resolveConfig({}).clientTls, { clientCertAuth: false, autoTls: false }, 'default: no TLS');
+});
+
+t.test('--client-ca-file: on the client TLS flags, https:// client URLs only', async (t) => {
+  const c = resolveConfig(
+    parseServeArgs([
+      '--listen-client-urls=https://127.0.0.1:2379',
+      '--auto-tls',
+      '--client-ca-file',
+      'kube-ca.crt',
+    ]),
+  );
+  t.same(c.clientTls, { clientCertAuth: false, autoTls: true, clientCaFile: 'kube-ca.crt' });
+  t.throws(() => resolveConfig(parseServeArgs(['--client-ca-file=kube-ca.crt'])), {
+    message: /--client-ca-file needs an https:\/\/ client URL/,
+  });
+  t.throws(() => resolveConfig({ clientCaFile: ' ' }), {
+    message: /--client-ca-file must not be empty/,
+  });
 });

@@ -101,6 +101,27 @@ t.test('bad files stop the start with a clear error, before the data dir is made
   }
 });
 
+t.test('a --client-ca-file that cannot be used stops the start, naming it', async (t) => {
+  const dir = t.testdir({
+    'key.pem': '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n',
+  });
+  for (const [file, message] of [
+    [join(dir, 'missing.crt'), /--client-ca-file .*missing\.crt: cannot read \(ENOENT\)/],
+    [join(dir, 'key.pem'), /--client-ca-file .*key\.pem: no certificate in it/],
+  ] as const) {
+    const err = await Member.start(
+      config(dir, { listenClientUrls: 'https://127.0.0.1:0', autoTls: 'true', clientCaFile: file }),
+      { logger: silentLogger() },
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.ok(isEtceteraError(err, 'ERR_TLS_FILE'), file);
+    t.match((err as Error).message, message);
+    t.notOk(existsSync(join(dir, 'data')), 'no data dir was created');
+  }
+});
+
 t.test(
   'a member with --anonymous-auth=false and RBAC: 401, 403 and 200 on its socket',
   async (t) => {

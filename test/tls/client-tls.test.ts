@@ -18,7 +18,12 @@ import t, { type Test } from 'tap';
 import { Client } from '../../src/client/index.js';
 import { createCa, issue } from '../../src/server/certs.js';
 import type { Member } from '../../src/server/member.js';
-import { clientCertCommonName } from '../../src/server/tls.js';
+import {
+  certIdentity,
+  clientCertCommonName,
+  loadTls,
+  recordCertIdentity,
+} from '../../src/server/tls.js';
 import { startTlsMember } from './member.js';
 
 const ETCDCTL = '/usr/bin/etcdctl';
@@ -213,19 +218,24 @@ t.test(
 
 t.test("clientCertCommonName: the verified certificate's CN, else nothing", async (t) => {
   const seen: Array<string | undefined> = [];
-  const server = createTlsServer(
+  const loaded = await loadTls(
+    '',
     {
-      cert: pem['m1.crt'],
-      key: pem['m1.key'],
-      ca: ca.cert,
-      requestCert: true,
-      rejectUnauthorized: false,
+      certFile: join(dir, 'm1.crt'),
+      keyFile: join(dir, 'm1.key'),
+      trustedCaFile: join(dir, 'ca.crt'),
+      clientCertAuth: true,
+      autoTls: false,
     },
-    (s) => {
-      seen.push(clientCertCommonName(s));
-      s.end();
-    },
+    ['127.0.0.1'],
+    'm1',
   );
+  // Handshakes that fail verification still complete here, to see that they name nobody.
+  const server = createTlsServer({ ...loaded.server, rejectUnauthorized: false }, (s) => {
+    recordCertIdentity(s, loaded);
+    seen.push(clientCertCommonName(s));
+    s.end();
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => server.close());
   const p = (server.address() as AddressInfo).port;
@@ -244,6 +254,52 @@ t.test("clientCertCommonName: the verified certificate's CN, else nothing", asyn
   }
   t.same(seen, ['root', undefined, undefined], 'only a certificate signed by the CA names a user');
   t.equal(clientCertCommonName(undefined), undefined);
+});
+
+t.test('with --client-cert-auth and --client-ca-file, each face trusts its own CA', async (t) => {
+  writeFileSync(join(dir, 'other-ca.crt'), other.cert);
+  const loaded = await loadTls(
+    '',
+    {
+      certFile: join(dir, 'm1.crt'),
+      keyFile: join(dir, 'm1.key'),
+      trustedCaFile: join(dir, 'ca.crt'),
+      clientCertAuth: true,
+      autoTls: false,
+      clientCaFile: join(dir, 'other-ca.crt'),
+    },
+    ['127.0.0.1'],
+    'm1',
+  );
+  const seen: Array<ReturnType<typeof certIdentity>> = [];
+  const server = createTlsServer(loaded.server, (s) => {
+    recordCertIdentity(s, loaded);
+    seen.push(certIdentity(s));
+    s.end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => server.close());
+  const p = (server.address() as AddressInfo).port;
+  for (const who of ['root', 'stranger'] as const) {
+    await new Promise<void>((resolve, reject) => {
+      const c = connect({
+        host: '127.0.0.1',
+        port: p,
+        ca: ca.cert,
+        cert: pem[`${who}.crt`],
+        key: pem[`${who}.key`],
+      });
+      c.on('error', reject);
+      c.on('close', () => resolve());
+      c.resume();
+    });
+  }
+  t.same(seen, [
+    // root.crt is signed by --trusted-ca-file: the etcd user root, nobody on Kubernetes.
+    { etcdUser: 'root', kubeRefused: 'the client certificate is not signed by the client CA' },
+    // stranger.crt (CN=root) is signed by --client-ca-file: a Kubernetes user, not an etcd one.
+    { kube: { username: 'root', groups: [] } },
+  ]);
 });
 
 t.test('src/client over TLS with { ca, cert, key }: gRPC and the JSON API', async (t) => {

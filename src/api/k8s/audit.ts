@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EtceteraError } from '../../errors.js';
-import type { RequestAttributes } from '../../k8s/rbac.js';
+import type { RequestAttributes, UserInfo } from '../../k8s/rbac.js';
 
 /** audit.k8s.io/v1 Event, the fields level Metadata carries. */
 export interface AuditEvent {
@@ -21,6 +21,8 @@ export interface AuditEvent {
   requestURI: string;
   verb: string;
   user: { username: string; uid?: string; groups: readonly string[] };
+  /** The user the request acted as under impersonation (`user` is who asked). */
+  impersonatedUser?: { username: string; uid?: string; groups: readonly string[] };
   sourceIPs: string[];
   userAgent?: string;
   objectRef?: {
@@ -79,6 +81,11 @@ export function auditRequest(
   now: () => number,
 ): void {
   if (!sink || attrs.kind !== 'resource' || !MUTATING.has(attrs.verb)) return;
+  const auditUser = (u: UserInfo) => ({
+    username: u.username,
+    ...(u.uid !== '' ? { uid: u.uid } : {}),
+    groups: u.groups,
+  });
   const received = new Date(now()).toISOString();
   const user = attrs.user;
   res.once('close', () => {
@@ -92,11 +99,8 @@ export function auditRequest(
       stage: 'ResponseComplete',
       requestURI: req.url ?? '/',
       verb: attrs.verb,
-      user: {
-        username: user.username,
-        ...(user.uid !== '' ? { uid: user.uid } : {}),
-        groups: user.groups,
-      },
+      user: auditUser(user.impersonatedBy ?? user),
+      ...(user.impersonatedBy !== undefined ? { impersonatedUser: auditUser(user) } : {}),
       sourceIPs: [req.socket.remoteAddress ?? ''],
       ...(ua !== undefined ? { userAgent: ua } : {}),
       objectRef: {

@@ -8,9 +8,11 @@
  *   - ServiceAccount tokens: JWTs signed with a key of `--service-account-key-file`
  *     (verified with `jose`), user `system:serviceaccount:<ns>:<name>` in
  *     `system:serviceaccounts` and `system:serviceaccounts:<ns>`;
- *   - client certificates (CN = user, O = groups): `clientCertAuthenticator` reads the
- *     verified peer certificate of a TLS socket; the chain takes it first once the listener
- *     speaks TLS (until then a request never arrives on a TLSSocket).
+ *   - client certificates (CN = user, O = groups): `clientCertAuthenticator` reads what the
+ *     connection's certificate proved at its handshake (src/server/tls.ts: signed by
+ *     --client-ca-file, or by --trusted-ca-file under --client-cert-auth); it is asked
+ *     first. A certificate that proves nothing (another CA, expired) does not stop a valid
+ *     token; with no other credentials it is 401, not anonymous, as in kube-apiserver.
  *
  * A bearer token nobody knows is 401 even with anonymous access on (as in Kubernetes);
  * every authenticated user is also in `system:authenticated`.
@@ -18,7 +20,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { TLSSocket } from 'node:tls';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { errors as joseErrors, jwtVerify } from 'jose';
 import { EtceteraError } from '../../errors.js';
@@ -29,6 +30,7 @@ import {
   type UserInfo,
 } from '../../k8s/rbac.js';
 import { StatusError } from '../../k8s/status.js';
+import { certIdentity } from '../../server/tls.js';
 
 /** What one authenticator makes of a request. */
 export type AuthResult =
@@ -36,7 +38,9 @@ export type AuthResult =
   | { kind: 'skip' }
   | { kind: 'user'; user: UserInfo }
   /** Credentials of its kind that are not valid: 401, nobody else is asked. */
-  | { kind: 'invalid' };
+  | { kind: 'invalid' }
+  /** Credentials of its kind that are not valid; others may still authenticate, else 401. */
+  | { kind: 'failed'; reason: string };
 
 export type RequestAuthenticator = (req: IncomingMessage) => Promise<AuthResult> | AuthResult;
 
@@ -197,19 +201,10 @@ export function serviceAccountAuthenticator(keys: readonly KeyObject[]): Request
 /** The subject of a verified client certificate: CN is the user, each O a group. */
 export function clientCertAuthenticator(): RequestAuthenticator {
   return (req) => {
-    const socket = req.socket;
-    if (!(socket instanceof TLSSocket) || !socket.authorized) return { kind: 'skip' };
-    const cert = socket.getPeerCertificate();
-    const subject = cert?.subject as unknown as Record<string, string | string[]> | undefined;
-    if (!subject) return { kind: 'skip' };
-    const cn = subject.CN;
-    const o = subject.O;
-    const username = Array.isArray(cn) ? cn[0] : cn;
-    if (username === undefined || username === '') return { kind: 'invalid' };
-    return {
-      kind: 'user',
-      user: { username, uid: '', groups: o === undefined ? [] : Array.isArray(o) ? o : [o] },
-    };
+    const id = certIdentity(req.socket);
+    if (id?.kube !== undefined) return { kind: 'user', user: { uid: '', ...id.kube } };
+    if (id?.kubeRefused !== undefined) return { kind: 'failed', reason: id.kubeRefused };
+    return { kind: 'skip' };
   };
 }
 
@@ -248,9 +243,11 @@ export function authenticator(o: AuthenticationOptions = {}): Authenticate {
   }
   const anonymous = o.anonymous ?? true;
   return async (req) => {
+    let failed = false;
     for (const a of chain) {
       const r = await a(req);
       if (r.kind === 'invalid') throw unauthorized();
+      if (r.kind === 'failed') failed = true;
       if (r.kind === 'user') {
         const groups = r.user.groups.includes(AUTHENTICATED_GROUP)
           ? r.user.groups
@@ -261,7 +258,7 @@ export function authenticator(o: AuthenticationOptions = {}): Authenticate {
     // A bearer token no token authenticator knows is refused, anonymous access or not
     // (with no token authenticator configured, tokens are not looked at).
     if (bearer && bearerToken(req) !== undefined) throw unauthorized();
-    if (!anonymous) throw unauthorized();
+    if (failed || !anonymous) throw unauthorized();
     return ANONYMOUS;
   };
 }

@@ -5,19 +5,27 @@
  * over the Roles and bindings in the face's object cache), the bootstrap policy written at
  * start, and the review resources answered without storing anything:
  * SelfSubjectAccessReview (`kubectl auth can-i`) and SelfSubjectReview (`kubectl auth whoami`).
+ * Impersonation as kube-apiserver does it: the Impersonate-User, Impersonate-Group,
+ * Impersonate-Uid and Impersonate-Extra-* headers, each allowed by the `impersonate` verb
+ * on users (serviceaccounts for a ServiceAccount's name), groups, uids and userextras.
  */
+import type { IncomingMessage } from 'node:http';
 import { objectKey } from '../../k8s/keys.js';
 import { prepareCreate } from '../../k8s/meta.js';
 import {
+  ANONYMOUS_USER,
+  AUTHENTICATED_GROUP,
   authorize,
   bootstrapPolicy,
   type Decision,
+  forbidden,
   RBAC_GROUP,
   type RbacPolicy,
   type RequestAttributes,
+  UNAUTHENTICATED_GROUP,
   type UserInfo,
 } from '../../k8s/rbac.js';
-import { badRequest } from '../../k8s/status.js';
+import { badRequest, StatusError } from '../../k8s/status.js';
 import type { KubeObject, ResourceInfo } from '../../k8s/types.js';
 import type { Kube, ResourceRequest } from './context.js';
 import { readObjectBody } from './handlers.js';
@@ -143,6 +151,94 @@ export async function ensureBootstrapPolicy(kube: Kube): Promise<void> {
   await kube.hub.waitFresh(await kube.storage.currentRevision(), kube.options.freshTimeoutMs);
 }
 
+// --- impersonation ---
+
+const SA_PREFIX = 'system:serviceaccount:';
+const EXTRA_PREFIX = 'impersonate-extra-';
+
+function headerValues(req: IncomingMessage, name: string): string[] {
+  const v = req.headers[name];
+  if (v === undefined) return [];
+  return (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).map((x) => x.trim());
+}
+
+/**
+ * The user a request acts as: `user` itself without Impersonate-* headers; otherwise the
+ * impersonated user, once `authorizer` lets `user` impersonate each part of it (else 403
+ * with kube-apiserver's text, e.g. `users "alice" is forbidden: User "bob" cannot
+ * impersonate resource "users" in API group "" at the cluster scope`). Groups, a uid or
+ * extras without Impersonate-User are refused, as kube-apiserver refuses them.
+ */
+export function impersonate(
+  req: IncomingMessage,
+  user: UserInfo,
+  authorizer: Authorizer,
+): UserInfo {
+  const names = headerValues(req, 'impersonate-user');
+  const groups = headerValues(req, 'impersonate-group');
+  const uids = headerValues(req, 'impersonate-uid');
+  const extra: Record<string, string[]> = {};
+  for (const h of Object.keys(req.headers)) {
+    if (!h.startsWith(EXTRA_PREFIX)) continue;
+    const key = decodeURIComponent(h.slice(EXTRA_PREFIX.length));
+    extra[key] = headerValues(req, h);
+  }
+  if (names.length === 0) {
+    if (groups.length > 0 || uids.length > 0 || Object.keys(extra).length > 0)
+      throw new StatusError(
+        'InternalError',
+        'requested impersonation of groups, uid or extra without impersonating a user',
+      );
+    return user;
+  }
+  if (names.length > 1 || uids.length > 1)
+    throw badRequest('only one Impersonate-User and one Impersonate-Uid may be given');
+  const username = names[0] ?? '';
+  const check = (
+    resource: string,
+    name: string,
+    opts: { apiGroup?: string; namespace?: string; subresource?: string } = {},
+  ) => {
+    const attrs: RequestAttributes = {
+      kind: 'resource',
+      user,
+      verb: 'impersonate',
+      apiGroup: opts.apiGroup ?? '',
+      apiVersion: '',
+      resource,
+      subresource: opts.subresource ?? '',
+      namespace: opts.namespace ?? '',
+      name,
+    };
+    const d = authorizer(attrs);
+    if (!d.allowed) throw forbidden(attrs, d.reason);
+  };
+  let impliedGroups: string[] = [];
+  if (username.startsWith(SA_PREFIX)) {
+    const [namespace = '', name = ''] = username.slice(SA_PREFIX.length).split(':');
+    check('serviceaccounts', name, { namespace });
+    if (groups.length === 0)
+      impliedGroups = ['system:serviceaccounts', `system:serviceaccounts:${namespace}`];
+  } else {
+    check('users', username);
+  }
+  for (const g of groups) check('groups', g);
+  for (const u of uids) check('uids', u, { apiGroup: 'authentication.k8s.io' });
+  for (const [key, values] of Object.entries(extra))
+    for (const v of values)
+      check('userextras', v, { apiGroup: 'authentication.k8s.io', subresource: key });
+  const all = [...groups, ...impliedGroups];
+  const implicit = username === ANONYMOUS_USER ? UNAUTHENTICATED_GROUP : AUTHENTICATED_GROUP;
+  if (!all.includes(implicit)) all.push(implicit);
+  return {
+    username,
+    uid: uids[0] ?? '',
+    groups: all,
+    ...(Object.keys(extra).length > 0 ? { extra } : {}),
+    impersonatedBy: user,
+  };
+}
+
 // --- reviews ---
 
 type Rec = Record<string, unknown>;
@@ -190,6 +286,60 @@ export async function handleSelfSubjectAccessReview(
     apiVersion: 'authorization.k8s.io/v1',
     metadata: { creationTimestamp: null },
     spec: body.spec,
+    status: { allowed: d.allowed, ...(d.reason !== '' ? { reason: d.reason } : {}) },
+  });
+}
+
+/**
+ * POST subjectaccessreviews and namespaces/<ns>/localsubjectaccessreviews: the decision for
+ * the user and groups the spec names (exactly those: no group is added), nothing stored.
+ * Creating one is itself a request RBAC decides (the `create` verb on the resource).
+ */
+export async function handleSubjectAccessReview(
+  kube: Kube,
+  rr: ResourceRequest,
+  authorizer: Authorizer,
+): Promise<void> {
+  const body = await readObjectBody(kube, rr);
+  const local = rr.info.resource === 'localsubjectaccessreviews';
+  const kind = local ? 'LocalSubjectAccessReview' : 'SubjectAccessReview';
+  const spec = body.spec;
+  if (!isRec(spec)) throw badRequest('spec is required');
+  const groups = Array.isArray(spec.groups) ? spec.groups.filter((g) => typeof g === 'string') : [];
+  const username = str(spec.user);
+  if (username === '' && groups.length === 0)
+    throw new StatusError(
+      'Invalid',
+      `${kind}.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified`,
+    );
+  const extra: Record<string, string[]> = {};
+  if (isRec(spec.extra))
+    for (const [k, v] of Object.entries(spec.extra))
+      if (Array.isArray(v)) extra[k] = v.filter((x) => typeof x === 'string');
+  const subject: UserInfo = {
+    username,
+    uid: str(spec.uid),
+    groups,
+    ...(Object.keys(extra).length > 0 ? { extra } : {}),
+  };
+  const attrs = reviewAttributes(subject, spec);
+  const namespace = rr.path.namespace ?? '';
+  if (local) {
+    if (attrs.kind !== 'resource')
+      throw badRequest(
+        'spec.nonResourceAttributes: Invalid value: disallowed on this kind of request',
+      );
+    if (attrs.namespace !== namespace)
+      throw badRequest(
+        `spec.resourceAttributes.namespace must match namespace: ${attrs.namespace} ${namespace}`,
+      );
+  }
+  const d = authorizer(attrs);
+  sendJson(rr.res, 201, {
+    kind,
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { ...(local ? { namespace } : {}), creationTimestamp: null },
+    spec,
     status: { allowed: d.allowed, ...(d.reason !== '' ? { reason: d.reason } : {}) },
   });
 }

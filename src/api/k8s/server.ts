@@ -12,6 +12,8 @@ import {
   AuthorizationMode,
   handleSelfSubjectAccessReview,
   handleSelfSubjectReview,
+  handleSubjectAccessReview,
+  impersonate,
   requestAttributes,
 } from './authz.js';
 import { handleBinding } from './binding.js';
@@ -79,6 +81,11 @@ async function serveResource(kube: Kube, rr: ResourceRequest): Promise<void> {
   if (req.method === 'POST' && !item) {
     if (isReview(info, 'authorization.k8s.io', 'selfsubjectaccessreviews'))
       return handleSelfSubjectAccessReview(kube, rr, rr.user, kube.authorize);
+    if (
+      isReview(info, 'authorization.k8s.io', 'subjectaccessreviews') ||
+      isReview(info, 'authorization.k8s.io', 'localsubjectaccessreviews')
+    )
+      return handleSubjectAccessReview(kube, rr, kube.authorize);
     if (isReview(info, 'authentication.k8s.io', 'selfsubjectreviews'))
       return handleSelfSubjectReview(kube, rr, rr.user);
   }
@@ -193,8 +200,9 @@ export function kubeHandler(
       kube.options.authorizationMode === AuthorizationMode.AlwaysAllow;
     kube
       .authenticate(req)
-      .then(async (user) => {
+      .then(async (authenticated) => {
         if (!lazy) await start();
+        const user = impersonate(req, authenticated, kube.authorize);
         admit(kube, req, url, route, user, res);
         return serve(kube, openapi, req, res, url, route, user);
       })

@@ -10,6 +10,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { badRequest, pathNotFound, toStatusError } from '../../../k8s/status.js';
+import { impersonate } from '../authz.js';
 import type { Kube } from '../context.js';
 import { parseListOptions } from '../list-options.js';
 import { isKubernetesPath, parsePath } from '../paths.js';
@@ -91,8 +92,9 @@ export function kubeUpgrade(kube: Kube, startFace: () => Promise<void>): KubeUpg
     handleProtocols: (offered) => PROTOCOLS.find((p) => offered.has(p)) ?? false,
   });
   const serve = async (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL) => {
-    const user = await kube.authenticate(req);
+    const authenticated = await kube.authenticate(req);
     await startFace();
+    const user = impersonate(req, authenticated, kube.authorize);
     const route = parsePath(url.pathname);
     admit(kube, req, url, route, user);
     if (route?.type !== 'resource' || route.name !== undefined) throw pathNotFound();
