@@ -358,6 +358,11 @@ export const ERRORS = {
     grpc: GrpcCode.InvalidArgument,
     message: 'etcdserver: revision of auth store is old',
   },
+  // --- worker processes (--workers) ---
+  ERR_WORKER_START: {
+    grpc: GrpcCode.Unavailable,
+    message: 'etcetera: a worker process failed to start',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

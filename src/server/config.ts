@@ -104,6 +104,11 @@ export interface MemberConfig {
   peerTls: TlsFlags;
   /** Authentication, authorization and audit of the Kubernetes API. */
   kubeAuth: KubeAuthConfig;
+  /**
+   * --workers: processes serving the client port over this member (src/server/workers.ts);
+   * 0 serves clients in the member's own process.
+   */
+  workers: number;
 }
 
 export const AuthorizationModes = { AlwaysAllow: 'AlwaysAllow', RBAC: 'RBAC' } as const;
@@ -165,6 +170,7 @@ export const DEFAULTS = {
   maxConnections: 10_000,
   readHeaderTimeout: '10s',
   readBodyTimeout: '60s',
+  workers: 0,
 } as const;
 
 /** Loose input: every field optional, URLs and the cluster as strings (flags or code). */
@@ -236,6 +242,7 @@ export interface MemberConfigInput {
   peerTrustedCaFile?: string;
   peerClientCertAuth?: boolean | string;
   peerAutoTls?: boolean | string;
+  workers?: number;
 }
 
 function bad(detail: string): EtceteraError {
@@ -435,6 +442,7 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     ),
     controlPlane: resolveControlPlane(input),
     maxConnections: positiveInt('max-connections', input.maxConnections, DEFAULTS.maxConnections),
+    workers: workerCount(input.workers),
     readHeaderTimeoutMs: positiveDuration(
       'read-header-timeout',
       input.readHeaderTimeout ?? DEFAULTS.readHeaderTimeout,
@@ -534,6 +542,13 @@ function nonEmpty(flag: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
   if (v.trim() === '') throw bad(`--${flag} must name a file`);
   return v;
+}
+
+/** --workers: 0 (the member serves its clients) up to 64 worker processes. */
+function workerCount(v: number | undefined): number {
+  const n = nonNegativeInt('workers', v);
+  if (n > 64) throw bad('--workers must be at most 64');
+  return n;
 }
 
 function nonNegativeInt(flag: string, v: number | undefined): number {
