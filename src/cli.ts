@@ -2,7 +2,8 @@
 /**
  * The `etcetera` command. `etcetera serve [flags]` (or `etcetera [flags]`) runs one member
  * with etcd's flags; `etcetera version` prints the version; `etcetera certs` writes a CA and
- * certificates for a local TLS cluster (src/cli/certs.ts); get, put, del, txn, watch, lease,
+ * certificates for a local TLS cluster (src/cli/certs.ts); `etcetera proxy` runs the API tier
+ * in front of an etcetera or etcd cluster (src/tier/proxy.ts); get, put, del, txn, watch, lease,
  * compact, member and endpoint are the client commands (src/cli/client.ts, loaded only for
  * them so that serving starts without the client's modules).
  *
@@ -48,12 +49,35 @@ async function serve(args: string[]): Promise<void> {
   member.on('error', () => shutdown(1, 'raft failed'));
 }
 
+async function proxy(args: string[]): Promise<void> {
+  const { PROXY_USAGE, parseProxyArgs, startProxy } = await import('./tier/proxy.js');
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(PROXY_USAGE);
+    return;
+  }
+  const p = await startProxy(parseProxyArgs(args));
+  let exiting = false;
+  const shutdown = (why: string) => {
+    if (exiting) process.exit(0);
+    exiting = true;
+    p.logger.info({ why }, 'shutting down');
+    p.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [first, ...rest] = argv;
   if (first === undefined || first.startsWith('-')) return serve(argv);
   switch (first) {
     case 'serve':
       return serve(rest);
+    case 'proxy':
+      return proxy(rest);
     case 'version':
       process.stdout.write(`etcetera Version: ${ETCETERA_VERSION}\nAPI Version: ${ETCD_VERSION}\n`);
       return;
@@ -76,7 +100,7 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       process.stderr.write(
-        `etcetera: unknown command ${JSON.stringify(first)}; serve, version, certs, ${CLIENT_COMMANDS.join(', ')}\n`,
+        `etcetera: unknown command ${JSON.stringify(first)}; serve, proxy, version, certs, ${CLIENT_COMMANDS.join(', ')}\n`,
       );
       process.exitCode = 2;
     }

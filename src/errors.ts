@@ -358,6 +358,19 @@ export const ERRORS = {
     grpc: GrpcCode.InvalidArgument,
     message: 'etcdserver: revision of auth store is old',
   },
+  // --- the API tier (src/tier): a member's faces over a remote cluster ---
+  ERR_UPSTREAM_UNAVAILABLE: {
+    grpc: GrpcCode.Unavailable,
+    message: 'etcetera: no upstream endpoint answered',
+  },
+  ERR_UPSTREAM_ERROR: {
+    grpc: GrpcCode.Unknown,
+    message: 'etcetera: the upstream cluster refused the request',
+  },
+  ERR_TIER_NOT_SUPPORTED: {
+    grpc: GrpcCode.Unimplemented,
+    message: 'etcetera: not supported through the API tier',
+  },
   // --- worker processes (--workers) ---
   ERR_WORKER_START: {
     grpc: GrpcCode.Unavailable,

@@ -11,7 +11,10 @@
  *   that starts a member in the same process, src/controlplane/embedded.ts and serve.ts,
  *   imports the server);
  * - the files directly in src/raft (the pure core) reach no I/O: no Node built-in, no
- *   `level`, `classic-level` or `ws`, not even through a file they import.
+ *   `level`, `classic-level` or `ws`, not even through a file they import;
+ * - src/tier (the API tier over a remote cluster) never imports src/raft, and from
+ *   src/store only types (`import type`, or named imports that are all `type`): the store
+ *   is elsewhere.
  *
  * The checker is also run on small made-up trees, so a rule that could never fail is caught.
  */
@@ -58,6 +61,37 @@ function importsOf(tree: Tree, file: string): { files: string[]; packages: strin
   return { files, packages };
 }
 
+/**
+ * The files of the tree that `file` imports for their values: every import and re-export
+ * except those written `import type` / `export type` or whose named bindings are all `type`.
+ */
+function valueImportsOf(tree: Tree, file: string): string[] {
+  const src = ts.createSourceFile(file, tree.get(file) ?? '', ts.ScriptTarget.Latest, false);
+  const out: string[] = [];
+  const add = (spec: ts.Expression | undefined): void => {
+    if (spec === undefined || !ts.isStringLiteral(spec) || !spec.text.startsWith('.')) return;
+    out.push(posix.normalize(posix.join(posix.dirname(file), spec.text)).replace(/\.js$/, '.ts'));
+  };
+  for (const st of src.statements) {
+    if (ts.isImportDeclaration(st)) {
+      const c = st.importClause;
+      if (c?.isTypeOnly) continue;
+      const named = c?.namedBindings;
+      const allTypes =
+        c !== undefined &&
+        c.name === undefined &&
+        named !== undefined &&
+        ts.isNamedImports(named) &&
+        named.elements.length > 0 &&
+        named.elements.every((e) => e.isTypeOnly);
+      if (!allTypes) add(st.moduleSpecifier);
+    } else if (ts.isExportDeclaration(st) && !st.isTypeOnly) {
+      add(st.moduleSpecifier);
+    }
+  }
+  return out;
+}
+
 const IO_PACKAGES = new Set(['level', 'classic-level', 'ws']);
 const isIo = (pkg: string): boolean =>
   pkg.startsWith('node:') || builtinModules.includes(pkg) || IO_PACKAGES.has(pkg.split('/')[0]!);
@@ -93,6 +127,16 @@ function violations(tree: Tree): string[] {
             `${file} imports ${f} (${client} uses only the client, the wire shapes and its peers)`,
           );
         }
+      }
+    }
+    if (inFolder(file, 'src/tier')) {
+      for (const f of files) {
+        if (inFolder(f, 'src/raft'))
+          out.push(`${file} imports ${f} (src/tier never imports src/raft)`);
+      }
+      for (const f of valueImportsOf(tree, file)) {
+        if (inFolder(f, 'src/store'))
+          out.push(`${file} imports ${f} for values (src/tier takes only types from src/store)`);
       }
     }
     if (inFolder(file, 'src/wire')) {
@@ -152,6 +196,15 @@ t.test('the checker finds each kind of broken rule', async (t) => {
       "import { e } from '../errors.js';\nimport { w } from '../wire/k8s.js';",
     ],
     ['src/raft/pure.ts', "// import { open } from 'node:fs';\nconst s = \"from 'level'\";"],
+    [
+      'src/tier/a.ts',
+      "import { Store } from '../store/store.js';\nimport { r } from '../raft/raft.js';",
+    ],
+    ['src/tier/b.ts', "import { type S, x } from '../store/store.js';"],
+    [
+      'src/tier/c.ts',
+      "import type { S } from '../store/store.js';\nimport { type T } from '../store/types.js';\nexport type { U } from '../store/types.js';",
+    ],
   ]);
   const found = violations(tree);
   t.match(found, [
@@ -159,8 +212,11 @@ t.test('the checker finds each kind of broken rule', async (t) => {
     /^src\/wire\/w\.ts imports src\/store\/store\.ts/,
     /^src\/wire\/v\.ts imports src\/errors\.ts/,
     /^src\/scheduler\/s\.ts imports src\/server\/member\.ts/,
+    /^src\/tier\/a\.ts imports src\/raft\/raft\.ts \(src\/tier never imports src\/raft\)/,
+    /^src\/tier\/a\.ts imports src\/store\/store\.ts for values/,
+    /^src\/tier\/b\.ts imports src\/store\/store\.ts for values/,
     /^src\/raft\/core\.ts reaches I\/O package node:fs\/promises \(via src\/raft\/core\.ts → src\/raft\/helper\.ts → src\/raft\/storage\/disk\.ts\)/,
     /^src\/raft\/helper\.ts reaches I\/O package node:fs\/promises/,
   ]);
-  t.equal(found.length, 6, 'comments, strings and files outside the rules do not count');
+  t.equal(found.length, 9, 'comments, strings and files outside the rules do not count');
 });
