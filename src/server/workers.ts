@@ -64,6 +64,7 @@ export interface WorkerSpec {
 
 /** Messages from a worker to the pool. */
 export type WorkerMessage =
+  | { type: 'ready' }
   | { type: 'listening'; urls: string[] }
   | { type: 'failed'; error: string; code?: string };
 
@@ -194,9 +195,11 @@ export class WorkerPool {
     const log = this.o.logger;
     return new Promise((resolve, reject) => {
       let listening = false;
-      w.on('online', () => w.send({ type: 'spec', spec: this.spec }));
       w.on('message', (m: WorkerMessage) => {
-        if (m.type === 'listening') {
+        // Asked for, not pushed at 'online': a message that arrives before the worker's
+        // module has its listener is lost.
+        if (m.type === 'ready') w.send({ type: 'spec', spec: this.spec });
+        else if (m.type === 'listening') {
           listening = true;
           log.info({ worker: s.index, pid: s.pid, urls: m.urls }, 'worker listening');
           resolve(m.urls);
