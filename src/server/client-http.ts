@@ -32,7 +32,7 @@
  * stays open for as long as the stream; request bodies have their own deadline where they
  * are read (src/api/body.ts). Nothing here limits a connection once it is serving.
  */
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
@@ -394,15 +394,22 @@ export interface ListenOptions extends ClientLimits {
 }
 
 /** The longest unix socket path Linux takes (sun_path is 108 bytes with its NUL). */
-const MAX_UNIX_PATH = 107;
+export const MAX_UNIX_PATH = 107;
 
 async function listenUnix(server: NetServer, path: string): Promise<void> {
   if (Buffer.byteLength(path) > MAX_UNIX_PATH)
     throw new EtceteraError('ERR_INVALID_ARGUMENT', {
-      detail: `the workers' socket ${path} is longer than ${MAX_UNIX_PATH} bytes: use a shorter --data-dir`,
+      detail: `the unix socket path ${path} is longer than ${MAX_UNIX_PATH} bytes`,
     });
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  await chmod(dirname(path), 0o700);
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // The folder may be in a shared place (a temporary dir): it must be this user's own.
+  const st = await lstat(dir);
+  if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== process.getuid()))
+    throw new EtceteraError('ERR_INVALID_ARGUMENT', {
+      detail: `${dir} is not a folder of this user's: the unix socket is not made there`,
+    });
+  await chmod(dir, 0o700);
   await rm(path, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -2,7 +2,8 @@
  * `etcetera serve --workers N`, the member's side: N worker processes (node:cluster) that
  * share the client port and serve every client face over this member, which keeps Raft,
  * the store and its peer port, and serves its faces only on a unix socket in its data dir
- * (mode 0600 in a 0700 folder, `ListenOptions.unixSocket`), the workers' upstream.
+ * (mode 0600 in a 0700 folder, `ListenOptions.unixSocket`; in the temporary dir when the
+ * data dir's path is too long for one, `workerSocketPath`), the workers' upstream.
  *
  * Ports: each worker listens on the client URLs itself; node:cluster binds them once in
  * this process and hands each accepted connection, unread, to a worker in turn (its
@@ -24,10 +25,12 @@
  * any that are still there after a grace period.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EtceteraError } from '../errors.js';
-import { type ClientConfig, clientConfigOf } from './client-http.js';
+import { type ClientConfig, clientConfigOf, MAX_UNIX_PATH } from './client-http.js';
 import {
   type KubeAuthConfig,
   type LogLevel,
@@ -68,9 +71,17 @@ export type WorkerMessage =
   | { type: 'listening'; urls: string[] }
   | { type: 'failed'; error: string; code?: string };
 
-/** The socket a member with workers serves on: in a folder of its own in the data dir. */
+/**
+ * The socket a member with workers serves on: `workers/member.sock` in its data dir, or, when
+ * that path is longer than a unix socket path may be, the same name in a folder of the
+ * system's temporary dir named after the data dir's absolute path (the folder must be this
+ * user's, mode 0700: client-http.ts checks).
+ */
 export function workerSocketPath(dataDir: string): string {
-  return join(dataDir, 'workers', 'member.sock');
+  const inDataDir = join(resolve(dataDir), 'workers', 'member.sock');
+  if (Buffer.byteLength(inDataDir) <= MAX_UNIX_PATH) return inDataDir;
+  const tag = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 20);
+  return join(tmpdir(), `etcetera-workers-${tag}`, 'member.sock');
 }
 
 /** The spec of a member's workers, from its config, TLS and Kubernetes auth. */
@@ -82,7 +93,7 @@ export function workerSpec(
   return {
     name: config.name,
     logLevel: config.logLevel,
-    upstream: `unix:${resolve(workerSocketPath(config.dataDir))}`,
+    upstream: `unix:${workerSocketPath(config.dataDir)}`,
     listenClientUrls: config.listenClientUrls.map((u) => u.href),
     client: { ...client, maxConnections: Math.ceil(config.maxConnections / config.workers) },
     kubeAuth: config.kubeAuth,

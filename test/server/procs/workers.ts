@@ -89,7 +89,15 @@ export async function startWorkersMember(
     },
   };
   try {
-    await waitFor('the member to answer', async () => (await status(url)) !== undefined, 90_000);
+    await waitFor(
+      'the member to answer',
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`the member exited (${child.exitCode ?? child.signalCode})`);
+        return (await status(url)) !== undefined;
+      },
+      90_000,
+    );
   } catch (e) {
     await m.close();
     throw new Error(`${(e as Error).message}\n${lines.join('\n')}`);
