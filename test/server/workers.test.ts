@@ -4,8 +4,11 @@
  * worker killed with SIGKILL under a stream of puts is restarted while its clients' watches
  * (src/client, gRPC, resuming from their revision) see every revision exactly once, in order.
  */
+import { statSync } from 'node:fs';
 import type { Agent, ClientRequest } from 'node:http';
 import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { Client, text } from '../../src/client/index.js';
 import { waitFor } from './helpers.js';
@@ -13,6 +16,7 @@ import { compileCli } from './procs/compile.js';
 import { b64, unb64 } from './procs/http.js';
 import {
   call,
+  MemberExited,
   oneConnection,
   servedBy,
   startWorkersMember,
@@ -20,7 +24,8 @@ import {
 } from './procs/workers.js';
 
 const cli = await compileCli();
-const m: WorkersMember = await startWorkersMember(cli, t.testdir(), 2);
+const dir = t.testdir();
+const m: WorkersMember = await startWorkersMember(cli, dir, 2);
 t.teardown(() => m.close());
 t.afterEach((t) => {
   if (t.passing()) return;
@@ -62,6 +67,9 @@ t.test(
   async (t) => {
     const pool = m.pids();
     t.equal(pool.size, 2, 'two workers listen');
+    const sock = join(dir, 'w', 'workers', 'member.sock');
+    t.equal(statSync(sock).mode & 0o777, 0o600, "the member's socket is its user's alone");
+    t.equal(statSync(dirname(sock)).mode & 0o777, 0o700, 'in a folder of its own');
     t.notOk([...pool.values()].includes(m.child.pid ?? -1), 'neither is the member process');
     // Connections are handed to the workers in turn: two agents (one connection each) that
     // different workers serve.
@@ -176,3 +184,26 @@ t.test(
     t.equal(text(all.kvs[0]!.value), 'v');
   },
 );
+
+t.test('a worker that cannot listen stops the member before it serves', async (t) => {
+  // Anyone else's listener on the port; what connects to it (the helper's polling) is dropped.
+  const taken = createServer((socket) => socket.destroy());
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => taken.close(() => r())));
+  const port = (taken.address() as { port: number }).port;
+  const e = await startWorkersMember(cli, join(dir, 'taken'), 1, [], port).then(
+    async (other) => {
+      await other.close();
+      return undefined;
+    },
+    (err: unknown) => err,
+  );
+  t.ok(e instanceof MemberExited, 'the member exited');
+  const exited = e as MemberExited;
+  t.equal(exited.code, 1, 'with code 1');
+  t.match(
+    exited.lines.join('\n'),
+    /a worker process failed to start.*EADDRINUSE/s,
+    'naming ERR_WORKER_START and the cause',
+  );
+});

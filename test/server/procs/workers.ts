@@ -11,6 +11,16 @@ import { join } from 'node:path';
 import { freePorts, waitFor } from '../helpers.js';
 import { status } from './http.js';
 
+/** The member exited before it answered; `lines` are its output. */
+export class MemberExited extends Error {
+  constructor(
+    readonly code: number | null,
+    readonly lines: string[],
+  ) {
+    super(`the member exited (${code})`);
+  }
+}
+
 export interface WorkersMember {
   url: string;
   child: ChildProcess;
@@ -28,8 +38,11 @@ export async function startWorkersMember(
   root: string,
   workers: number,
   flags: string[] = [],
+  /** A client port to use instead of a free one (a test of a port in use). */
+  clientPort?: number,
 ): Promise<WorkersMember> {
-  const [client, peer] = await freePorts(2);
+  const [free, peer] = await freePorts(2);
+  const client = clientPort ?? free;
   const url = `http://127.0.0.1:${client}`;
   const child = spawn(
     process.execPath,
@@ -93,13 +106,14 @@ export async function startWorkersMember(
       'the member to answer',
       async () => {
         if (child.exitCode !== null || child.signalCode !== null)
-          throw new Error(`the member exited (${child.exitCode ?? child.signalCode})`);
+          throw new MemberExited(child.exitCode, lines);
         return (await status(url)) !== undefined;
       },
       90_000,
     );
   } catch (e) {
     await m.close();
+    if (e instanceof MemberExited) throw e;
     throw new Error(`${(e as Error).message}\n${lines.join('\n')}`);
   }
   return m;
