@@ -389,7 +389,8 @@ export class UpstreamFeed implements WatchableStore {
     until: Revision,
     range: KeyRange,
   ): AsyncGenerator<EventBatch> {
-    if (from > until) return;
+    // Revision 1 is the empty keyspace: no event has it, so there is nothing to read below 2.
+    if (from > until || until < 2) return;
     const contains = rangeTest(range);
     let next = Math.max(1, from);
     let failures = 0;
