@@ -340,11 +340,6 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     return this.workerPool?.urls ?? this.clients?.urls ?? [];
   }
 
-  /** With --workers: the worker processes' PIDs by slot (undefined while one restarts). */
-  get workerPids(): (number | undefined)[] {
-    return this.workerPool?.pids() ?? [];
-  }
-
   /** The bound peer URLs. */
   get peerUrls(): URL[] {
     return this.boundPeerUrls;
