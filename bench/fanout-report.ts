@@ -20,17 +20,31 @@ export function configKey(
   return `${r.scenario}/${r.watchers}/${r.connections}/${r.rate}`;
 }
 
+/**
+ * One group per configuration, and per --workers value when the run had several: each such
+ * group holds its etcetera runs and every etcd run of the configuration.
+ */
 export function groupRuns(runs: RunResult[]): Group[] {
   const groups = new Map<string, Group>();
-  for (const r of runs) {
-    const key = configKey(r);
+  const counts = new Set(runs.filter((r) => r.system === 'etcetera').map((r) => r.workers ?? 0));
+  const byWorkers = counts.size > 1 || (counts.size === 1 && !counts.has(0));
+  const groupOf = (r: RunResult, workers: number | undefined) => {
+    const key = `${configKey(r)}${workers === undefined ? '' : `/w${workers}`}`;
     let g = groups.get(key);
     if (g === undefined) {
-      const title = `${r.scenario} · ${fmtInt(r.watchers)} watchers · ${fmtInt(r.connections)} connections · ${fmtInt(r.rate)} writes/s · ${r.durationS} s · ${r.valueBytes} B values (${r.layout} prefix)`;
+      const w = workers === undefined ? '' : ` · etcetera --workers ${workers}`;
+      const title = `${r.scenario} · ${fmtInt(r.watchers)} watchers · ${fmtInt(r.connections)} connections · ${fmtInt(r.rate)} writes/s · ${r.durationS} s · ${r.valueBytes} B values (${r.layout} prefix)${w}`;
       g = { title, key, runs: { etcetera: [], etcd: [] } };
       groups.set(key, g);
     }
-    g.runs[r.system].push(r);
+    return g;
+  };
+  for (const r of runs.filter((x) => x.system === 'etcetera'))
+    groupOf(r, byWorkers ? (r.workers ?? 0) : undefined).runs.etcetera.push(r);
+  for (const r of runs.filter((x) => x.system === 'etcd')) {
+    const same = [...groups.values()].filter((g) => g.key.startsWith(`${configKey(r)}/w`));
+    if (byWorkers && same.length > 0) for (const g of same) g.runs.etcd.push(r);
+    else groupOf(r, undefined).runs.etcd.push(r);
   }
   return [...groups.values()];
 }

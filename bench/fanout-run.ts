@@ -46,10 +46,14 @@ export interface RunOptions {
   drainS: number;
   /** Directory for the member's CPU profile (etcetera only). */
   cpuProfDir?: string;
+  /** The member's --workers (etcetera only; 0 or absent: one process). */
+  workers?: number;
 }
 
 export interface RunResult extends RunShape {
   system: System;
+  /** The member's --workers (etcetera runs). */
+  workers?: number;
   repeat: number;
   setupS: number;
   /** Writes committed (what watchers must receive): acknowledged, plus failed but committed. */
@@ -107,6 +111,7 @@ export async function runOnce(
     ...(system === 'etcetera' && options.cpuProfDir !== undefined
       ? { cpuProfDir: options.cpuProfDir }
       : {}),
+    ...(system === 'etcetera' && options.workers !== undefined ? { workers: options.workers } : {}),
   });
   const workers: (Gen | Wri)[] = [];
   try {
@@ -123,6 +128,7 @@ export async function runOnce(
     const profile = profileOf(system, options, startedMs);
     return {
       ...partial,
+      ...(system === 'etcetera' ? { workers: options.workers ?? 0 } : {}),
       repeat,
       loadavg: { before, after: loadavg() },
       ...(profile ? { profile } : {}),

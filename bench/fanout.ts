@@ -23,7 +23,9 @@
  * --etcd-only, --cpu-prof (the member's V8 profile, summarised), --drain S, --setup-timeout S,
  * --max-in-flight N, --protocol grpc|json (how etcetera is driven; default grpc, the code
  * path etcd is driven by), --out DIR, --cli PATH (another build's cli.js, e.g. main's, to compare
- * branches; the member runs from a private copy of its directory either way).
+ * branches; the member runs from a private copy of its directory either way), --workers N[,N..]
+ * (the member's --workers: each value is one more etcetera run of every shape, beside the one
+ * etcd run; the server's CPU and RSS then include its worker processes).
  * Writes bench/results/fanout-<time>.json (metadata: commit, node, flags) and .html (plot).
  */
 import { execFileSync } from 'node:child_process';
@@ -59,6 +61,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     cli: { type: 'string' },
     protocol: { type: 'string', default: 'grpc' },
+    workers: { type: 'string' },
   },
 });
 
@@ -162,6 +165,12 @@ async function main(): Promise<void> {
       ? ['etcetera', 'etcd']
       : ['etcetera'];
   const shapes = plan();
+  const workerCounts = list(args.workers);
+  const variants: { system: System; workers?: number }[] = systems.flatMap((system) =>
+    system === 'etcetera' && workerCounts !== undefined
+      ? workerCounts.map((workers) => ({ system, workers }))
+      : [{ system }],
+  );
   const repeats = positive('repeat', Number(args.repeat));
   const meta = metadata(systems);
   const stamp = meta.date.replace(/[:.]/g, '-');
@@ -179,13 +188,19 @@ async function main(): Promise<void> {
   for (const shape of shapes) {
     for (let rep = 0; rep < repeats; rep++) {
       // Alternate which system goes first, so a change in machine load does not favour one.
-      const order = rep % 2 === 0 ? systems : [...systems].reverse();
-      for (const system of order) {
+      const order = rep % 2 === 0 ? variants : [...variants].reverse();
+      for (const { system, workers } of order) {
+        const w = workers === undefined ? '' : ` workers=${workers}`;
         process.stdout.write(
-          `  ${system} ${shape.scenario} W=${shape.watchers} C=${shape.connections} rate=${shape.rate} run ${rep + 1} ... `,
+          `  ${system}${w} ${shape.scenario} W=${shape.watchers} C=${shape.connections} rate=${shape.rate} run ${rep + 1} ... `,
         );
         try {
-          const r = await runOnce(system, shape, options, rep + 1);
+          const r = await runOnce(
+            system,
+            shape,
+            { ...options, ...(workers !== undefined ? { workers } : {}) },
+            rep + 1,
+          );
           runs.push(r);
           console.log(
             `p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, ${Math.round(r.deliveriesPerS)}/s, lost ${r.lost}; ${r.bottleneck}`,

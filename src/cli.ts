@@ -7,9 +7,13 @@
  * compact, member and endpoint are the client commands (src/cli/client.ts, loaded only for
  * them so that serving starts without the client's modules).
  *
+ * With --workers N the member forks N worker processes that run this same module
+ * (src/server/worker.ts).
+ *
  * Signals: SIGTERM or SIGINT stops the member gracefully (a leader hands over first) and
  * exits 0; a second signal exits at once. A member removed from its cluster stops and exits 0.
  */
+import cluster from 'node:cluster';
 import { isEtceteraError } from './errors.js';
 import { resolveConfig } from './server/config.js';
 import { parseServeArgs, SERVE_USAGE } from './server/flags.js';
@@ -71,6 +75,8 @@ async function proxy(args: string[]): Promise<void> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // Forked by a member's --workers pool (src/server/workers.ts): serve its client port.
+  if (cluster.isWorker) return (await import('./server/worker.js')).runWorker();
   const [first, ...rest] = argv;
   if (first === undefined || first.startsWith('-')) return serve(argv);
   switch (first) {

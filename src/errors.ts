@@ -371,6 +371,11 @@ export const ERRORS = {
     grpc: GrpcCode.Unimplemented,
     message: 'etcetera: not supported through the API tier',
   },
+  // --- worker processes (--workers) ---
+  ERR_WORKER_START: {
+    grpc: GrpcCode.Unavailable,
+    message: 'etcetera: a worker process failed to start',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -4,7 +4,7 @@
  * On a system without /proc every reading is null and the report says "n/a".
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 let clockTicks: number | undefined;
 
@@ -30,6 +30,31 @@ export function processCpuSeconds(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** The PIDs of a process's live children (a member's --workers), from /proc. */
+export function childPids(pid: number): number[] {
+  try {
+    const out: number[] = [];
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      if (text !== '') out.push(...text.split(/\s+/).map(Number));
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU seconds of a process and its live children together (a member and its worker
+ * processes), or null if the process is gone. A child that exits during the window takes its
+ * seconds with it, so this undercounts restarts.
+ */
+export function treeCpuSeconds(pid: number): number | null {
+  const own = processCpuSeconds(pid);
+  if (own === null) return null;
+  return childPids(pid).reduce((sum, c) => sum + (processCpuSeconds(c) ?? 0), own);
 }
 
 /** Resident and peak resident memory in MiB, or null if the process is gone. */
@@ -58,8 +83,9 @@ export function machineCpuTicks(): { busy: number; total: number } | null {
 }
 
 /**
- * Samples a process and the machine over a window: CPU as a share of one core, peak RSS, and
- * the machine's busy share of all cores. `sample()` on a timer keeps the peak honest for
+ * Samples a process (with its live children: a member's --workers) and the machine over a
+ * window: CPU as a share of one core, peak RSS (summed over the processes), and the
+ * machine's busy share of all cores. `sample()` on a timer keeps the peak honest for
  * processes whose VmHWM is reset or unavailable.
  */
 export class ProcessSampler {
@@ -70,7 +96,7 @@ export class ProcessSampler {
   private lastRss = 0;
 
   constructor(private readonly pid: number) {
-    this.cpu0 = processCpuSeconds(pid);
+    this.cpu0 = treeCpuSeconds(pid);
     this.machine0 = machineCpuTicks();
     this.sample();
   }
@@ -78,8 +104,11 @@ export class ProcessSampler {
   sample(): void {
     const m = processMemoryMiB(this.pid);
     if (m === null) return;
-    this.lastRss = m.rss;
-    this.peakRss = Math.max(this.peakRss, m.rss, m.peak);
+    const children = childPids(this.pid).map((c) => processMemoryMiB(c));
+    const rss = children.reduce((sum, c) => sum + (c?.rss ?? 0), m.rss);
+    const peak = children.reduce((sum, c) => sum + (c?.peak ?? 0), m.peak);
+    this.lastRss = rss;
+    this.peakRss = Math.max(this.peakRss, rss, peak);
   }
 
   /** The window so far: CPU seconds and % of one core, RSS now and at peak, machine busy %. */
@@ -92,7 +121,7 @@ export class ProcessSampler {
   } {
     this.sample();
     const seconds = (performance.now() - this.t0) / 1000;
-    const cpu = processCpuSeconds(this.pid);
+    const cpu = treeCpuSeconds(this.pid);
     const m = machineCpuTicks();
     const cpuSeconds = cpu === null || this.cpu0 === null ? null : cpu - this.cpu0;
     const cpuPct = cpuSeconds === null ? null : (100 * cpuSeconds) / seconds;

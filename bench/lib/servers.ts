@@ -29,6 +29,8 @@ export interface StartOptions {
   cli: string;
   /** Directory for a V8 CPU profile of the member (etcetera only), written when it stops. */
   cpuProfDir?: string;
+  /** The member's --workers (etcetera only). */
+  workers?: number;
   readyTimeoutMs?: number;
 }
 
@@ -82,7 +84,8 @@ async function startOnce(system: System, options: StartOptions): Promise<ServerP
       mkdirSync(options.cpuProfDir, { recursive: true });
       nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`);
     }
-    child = spawn(process.execPath, [...nodeArgs, options.cli, 'serve', ...flags], {
+    const workers = options.workers !== undefined ? [`--workers=${options.workers}`] : [];
+    child = spawn(process.execPath, [...nodeArgs, options.cli, 'serve', ...flags, ...workers], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
   }

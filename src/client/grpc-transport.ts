@@ -63,7 +63,10 @@ export class GrpcTransport implements Wire {
       const url = parseEndpoint(e);
       const creds: ChannelCredentials =
         url.protocol === 'https:' ? sslCredentials(o.tls) : credentials.createInsecure();
-      const target = `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`;
+      const target =
+        url.protocol === 'unix:'
+          ? `unix:${decodeURIComponent(url.pathname)}`
+          : `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`;
       return { target, client: new GrpcClient(target, creds, CHANNEL_OPTIONS) };
     });
     this.watches = new GrpcWatchMux(this);

@@ -41,7 +41,8 @@ export interface Endpoint {
 export type Json = Record<string, unknown>;
 
 export function parseEndpoint(s: string): URL {
-  return new URL(/^[a-z]+:\/\//i.test(s) ? s : `http://${s}`);
+  // `unix:/path` (a unix socket, gRPC only): kept as it is, the path in `pathname`.
+  return new URL(/^[a-z]+:\/\/|^unix:\//i.test(s) ? s : `http://${s}`);
 }
 
 export class Transport {

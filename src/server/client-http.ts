@@ -32,8 +32,10 @@
  * stays open for as long as the stream; request bodies have their own deadline where they
  * are read (src/api/body.ts). Nothing here limits a connection once it is serving.
  */
+import { chmod, lstat, mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { dirname } from 'node:path';
 import type { Duplex } from 'node:stream';
 import {
   createServer as createTlsServer,
@@ -45,7 +47,9 @@ import { createGrpcFace, type GrpcFace, type GrpcKeepalive } from '../api/grpc/s
 import { type ApiOptions, createEtcdApi } from '../api/index.js';
 import { sendError } from '../api/respond.js';
 import { EtceteraError } from '../errors.js';
+import type { MemberConfig } from './config.js';
 import { H2Preamble } from './h2-authority.js';
+import type { KubeAuth } from './kube-auth.js';
 import type { Logger } from './logger.js';
 import { listen } from './peer-http.js';
 import { type LoadedTls, recordCertIdentity } from './tls.js';
@@ -72,13 +76,7 @@ export interface ClientFace {
 export function apiFace(
   member: MemberApi,
   logger: Logger,
-  options: {
-    access?: AccessOptions;
-    watch?: ApiOptions['watch'];
-    grpc?: { maxConcurrentStreams?: number; keepalive?: GrpcKeepalive };
-    kubernetes?: ApiOptions['kubernetes'];
-    readBodyTimeoutMs?: number;
-  } = {},
+  options: ApiFaceOptions = {},
 ): ClientFace {
   const api = createEtcdApi(member, {
     logger,
@@ -108,6 +106,82 @@ export function apiFace(
       await grpc.close();
       await api.close();
     },
+  };
+}
+
+export interface ApiFaceOptions {
+  access?: AccessOptions;
+  watch?: ApiOptions['watch'];
+  grpc?: { maxConcurrentStreams?: number; keepalive?: GrpcKeepalive };
+  kubernetes?: ApiOptions['kubernetes'];
+  readBodyTimeoutMs?: number;
+}
+
+/**
+ * A member's client-facing settings, plain data: what its faces and client listeners are
+ * built from, in the member's process or in a worker process (--workers, workers.ts), which
+ * gets them from the member so that both serve alike.
+ */
+export interface ClientConfig
+  extends Pick<
+    MemberConfig,
+    | 'cors'
+    | 'hostWhitelist'
+    | 'maxWatchesPerStream'
+    | 'maxConcurrentStreams'
+    | 'grpcKeepaliveMinTimeMs'
+    | 'grpcKeepaliveIntervalMs'
+    | 'grpcKeepaliveTimeoutMs'
+    | 'serviceClusterIpRange'
+    | 'readBodyTimeoutMs'
+    | 'maxConnections'
+    | 'readHeaderTimeoutMs'
+  > {
+  gracefulPodDeletion: boolean;
+  /** Host names of the listen and advertise client URLs (the Host check accepts them). */
+  clientHosts: string[];
+}
+
+export function clientConfigOf(config: MemberConfig): ClientConfig {
+  const { listenClientUrls, advertiseClientUrls } = config;
+  return {
+    cors: config.cors,
+    hostWhitelist: config.hostWhitelist,
+    maxWatchesPerStream: config.maxWatchesPerStream,
+    maxConcurrentStreams: config.maxConcurrentStreams,
+    grpcKeepaliveMinTimeMs: config.grpcKeepaliveMinTimeMs,
+    grpcKeepaliveIntervalMs: config.grpcKeepaliveIntervalMs,
+    grpcKeepaliveTimeoutMs: config.grpcKeepaliveTimeoutMs,
+    serviceClusterIpRange: config.serviceClusterIpRange,
+    readBodyTimeoutMs: config.readBodyTimeoutMs,
+    maxConnections: config.maxConnections,
+    readHeaderTimeoutMs: config.readHeaderTimeoutMs,
+    gracefulPodDeletion: config.controlPlane.gracefulPodDeletion,
+    clientHosts: [...listenClientUrls, ...advertiseClientUrls].map((u) => u.hostname),
+  };
+}
+
+/** The options of `apiFace` from a member's client settings and its Kubernetes auth. */
+export function faceOptions(c: ClientConfig, kubeAuth: KubeAuth): ApiFaceOptions {
+  return {
+    access: { corsOrigins: c.cors, hostWhitelist: c.hostWhitelist, clientHosts: c.clientHosts },
+    watch: { maxWatchesPerStream: c.maxWatchesPerStream },
+    grpc: {
+      maxConcurrentStreams: c.maxConcurrentStreams,
+      keepalive: {
+        minTimeMs: c.grpcKeepaliveMinTimeMs,
+        intervalMs: c.grpcKeepaliveIntervalMs,
+        timeoutMs: c.grpcKeepaliveTimeoutMs,
+      },
+    },
+    kubernetes: {
+      gracefulPodDeletion: c.gracefulPodDeletion,
+      serviceClusterIpRange: c.serviceClusterIpRange,
+      authentication: kubeAuth.authentication,
+      authorizationMode: kubeAuth.authorizationMode,
+      ...(kubeAuth.audit ? { audit: kubeAuth.audit } : {}),
+    },
+    readBodyTimeoutMs: c.readBodyTimeoutMs,
   };
 }
 
@@ -310,6 +384,41 @@ export interface ClientLimits {
 export interface ListenOptions extends ClientLimits {
   tls?: LoadedTls;
   logger?: Logger;
+  /**
+   * Also serve the faces, in plaintext, on a unix socket at this path (the channel of
+   * --workers, src/server/workers.ts): its folder is made mode 0700 and the socket 0600, so
+   * only this user on this machine can connect. A stale socket left by a killed member is
+   * removed first.
+   */
+  unixSocket?: string;
+}
+
+/** The longest unix socket path Linux takes (sun_path is 108 bytes with its NUL). */
+export const MAX_UNIX_PATH = 107;
+
+async function listenUnix(server: NetServer, path: string): Promise<void> {
+  if (Buffer.byteLength(path) > MAX_UNIX_PATH)
+    throw new EtceteraError('ERR_INVALID_ARGUMENT', {
+      detail: `the unix socket path ${path} is longer than ${MAX_UNIX_PATH} bytes`,
+    });
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // The folder may be in a shared place (a temporary dir): it must be this user's own.
+  const st = await lstat(dir);
+  if (!st.isDirectory() || (process.getuid !== undefined && st.uid !== process.getuid()))
+    throw new EtceteraError('ERR_INVALID_ARGUMENT', {
+      detail: `${dir} is not a folder of this user's: the unix socket is not made there`,
+    });
+  await chmod(dir, 0o700);
+  await rm(path, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  await chmod(path, 0o600);
 }
 
 export const DEFAULT_CLIENT_LIMITS: ClientLimits = {
@@ -353,6 +462,11 @@ export class ClientListeners {
         const bound = new URL(u.href);
         bound.port = String(a.port);
         urls.push(bound);
+      }
+      if (options.unixSocket !== undefined) {
+        const l = listener(face, options, count);
+        listeners.push(l);
+        await listenUnix(l.net, options.unixSocket);
       }
     } catch (e) {
       await Promise.all(listeners.map(closeListener));

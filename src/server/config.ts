@@ -107,6 +107,11 @@ export interface MemberConfig {
   peerCertAllowed?: PeerCertRule;
   /** Authentication, authorization and audit of the Kubernetes API. */
   kubeAuth: KubeAuthConfig;
+  /**
+   * --workers: processes serving the client port over this member (src/server/workers.ts);
+   * 0 serves clients in the member's own process.
+   */
+  workers: number;
 }
 
 export const AuthorizationModes = { AlwaysAllow: 'AlwaysAllow', RBAC: 'RBAC' } as const;
@@ -168,6 +173,7 @@ export const DEFAULTS = {
   maxConnections: 10_000,
   readHeaderTimeout: '10s',
   readBodyTimeout: '60s',
+  workers: 0,
 } as const;
 
 /** Loose input: every field optional, URLs and the cluster as strings (flags or code). */
@@ -244,6 +250,7 @@ export interface MemberConfigInput {
   /** etcd's --peer-cert-allowed-cn / --peer-cert-allowed-hostname (src/server/peer-cert.ts). */
   peerCertAllowedCn?: string;
   peerCertAllowedHostname?: string;
+  workers?: number;
 }
 
 function bad(detail: string): EtceteraError {
@@ -443,6 +450,7 @@ export function resolveConfig(input: MemberConfigInput = {}): MemberConfig {
     ),
     controlPlane: resolveControlPlane(input),
     maxConnections: positiveInt('max-connections', input.maxConnections, DEFAULTS.maxConnections),
+    workers: workerCount(input.workers),
     readHeaderTimeoutMs: positiveDuration(
       'read-header-timeout',
       input.readHeaderTimeout ?? DEFAULTS.readHeaderTimeout,
@@ -582,6 +590,13 @@ function nonEmpty(flag: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
   if (v.trim() === '') throw bad(`--${flag} must name a file`);
   return v;
+}
+
+/** --workers: 0 (the member serves its clients) up to 64 worker processes. */
+function workerCount(v: number | undefined): number {
+  const n = nonNegativeInt('workers', v);
+  if (n > 64) throw bad('--workers must be at most 64');
+  return n;
 }
 
 function nonNegativeInt(flag: string, v: number | undefined): number {

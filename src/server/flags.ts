@@ -43,6 +43,8 @@ const FLAGS = {
   'max-connections': ['maxConnections', true],
   'read-header-timeout': ['readHeaderTimeout', false],
   'read-body-timeout': ['readBodyTimeout', false],
+  // --- worker processes on the client port (src/server/workers.ts) ---
+  workers: ['workers', true],
   // --- authentication ---
   'auth-token': ['authToken', false],
   'auth-token-ttl': ['authTokenTtl', true],
@@ -147,6 +149,9 @@ Every flag can also be set with an environment variable, e.g. --data-dir as ETCE
                                  preface and SETTINGS must arrive within this (default ${DEFAULTS.readHeaderTimeout})
   --read-body-timeout            a request body must arrive within this; watch streams are
                                  not cut (default ${DEFAULTS.readBodyTimeout})
+  --workers                      processes serving the client port (JSON, gRPC, websockets,
+                                 Kubernetes) from their own watch cache over this member;
+                                 0 serves clients in the member's process (default 0)
   --auth-token                   simple | jwt,pub-key=FILE,priv-key=FILE,sign-method=RS256|ES256|...
                                  [,ttl=5m]: the tokens Authenticate hands out (default simple)
   --auth-token-ttl               seconds a simple token lives unused (default 300)

@@ -32,7 +32,12 @@ export interface KubeAuth {
  * --client-cert-auth with --trusted-ca-file), so one signed by the client CA names the user
  * (CN) and its groups (O), as kube-apiserver's --client-ca-file does.
  */
-export function loadKubeAuth(c: KubeAuthConfig, clientCertificates = false): KubeAuth {
+export function loadKubeAuth(
+  c: KubeAuthConfig,
+  clientCertificates = false,
+  /** A worker process (--workers) takes its member's token, so the control plane's works on every worker. */
+  givenLoopbackToken?: string,
+): KubeAuth {
   const tokens = new Map<string, UserInfo>(
     c.tokenAuthFile !== undefined ? loadTokenFile(c.tokenAuthFile) : [],
   );
@@ -42,7 +47,7 @@ export function loadKubeAuth(c: KubeAuthConfig, clientCertificates = false): Kub
     c.authorizationMode === 'RBAC' || !c.anonymousAuth || tokens.size > 0 || keys.length > 0;
   let loopbackToken: string | undefined;
   if (guarded) {
-    loopbackToken = randomBytes(32).toString('base64url');
+    loopbackToken = givenLoopbackToken ?? randomBytes(32).toString('base64url');
     tokens.set(loopbackToken, { username: LOOPBACK_USER, uid: '', groups: [MASTERS_GROUP] });
   }
   // Opened last: nothing to close when a file above is refused.

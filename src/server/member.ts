@@ -34,7 +34,7 @@ import { confStateOf } from './apply.js';
 import { MemberAuth } from './auth.js';
 import { JwtTokens, SimpleTokens, type TokenProvider } from './auth-token.js';
 import { establishIdentity } from './bootstrap.js';
-import { apiFace, ClientListeners, ServeGate } from './client-http.js';
+import { apiFace, ClientListeners, clientConfigOf, faceOptions, ServeGate } from './client-http.js';
 import { type MemberConfig, minLeaseTtlSeconds, requestTimeoutMs, urlString } from './config.js';
 import { type CorruptCheckDeps, CorruptChecker, initialCorruptCheck } from './corrupt-check.js';
 import { openDataDir } from './data-dir.js';
@@ -67,6 +67,7 @@ import type {
 import { dataSize, sleep } from './util.js';
 import { ETCD_VERSION } from './version.js';
 import { type Base, type Tuning, type Wired, wire } from './wiring.js';
+import { WorkerPool, workerSocketPath, workerSpec } from './workers.js';
 
 export interface MemberOptions extends Tuning {
   /** A logger to use instead of pino on stdout at --log-level. */
@@ -95,6 +96,8 @@ export class Member extends EventEmitter<Events> implements MemberApi {
   private readonly db: RaftDb;
   private readonly storage: LevelRaftStorage;
   private clients: ClientListeners | undefined;
+  /** --workers: the processes serving the client port (workers.ts). */
+  private workerPool: WorkerPool | undefined;
   /** Client requests wait here until this member's publish is applied (client-http.ts). */
   private readonly gate: ServeGate;
   private boundPeerUrls: URL[] = [];
@@ -290,40 +293,12 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     }
     if (this.config.initialCorruptCheck) await initialCorruptCheck(this.corruptCheck);
     await this.quota.start();
+    // With --workers, the workers listen on the client port before Raft starts, so the
+    // client URLs this member publishes are bound (workers.ts).
+    if (this.config.workers > 0) await this.openClients();
     await this.w.driver.start();
     this.corruptChecker.start();
-    const { cors, hostWhitelist, listenClientUrls, advertiseClientUrls } = this.config;
-    const clientHosts = [...listenClientUrls, ...advertiseClientUrls].map((u) => u.hostname);
-    const face = this.gate.guard(
-      apiFace(this, this.logger, {
-        access: { corsOrigins: cors, hostWhitelist, clientHosts },
-        watch: { maxWatchesPerStream: this.config.maxWatchesPerStream },
-        grpc: {
-          maxConcurrentStreams: this.config.maxConcurrentStreams,
-          keepalive: {
-            minTimeMs: this.config.grpcKeepaliveMinTimeMs,
-            intervalMs: this.config.grpcKeepaliveIntervalMs,
-            timeoutMs: this.config.grpcKeepaliveTimeoutMs,
-          },
-        },
-        kubernetes: {
-          gracefulPodDeletion: this.config.controlPlane.gracefulPodDeletion,
-          serviceClusterIpRange: this.config.serviceClusterIpRange,
-          authentication: this.kubeAuth.authentication,
-          authorizationMode: this.kubeAuth.authorizationMode,
-          ...(this.kubeAuth.audit ? { audit: this.kubeAuth.audit } : {}),
-        },
-        readBodyTimeoutMs: this.config.readBodyTimeoutMs,
-      }),
-    );
-    this.clients = await ClientListeners.open(face, this.config.listenClientUrls, {
-      maxConnections: this.config.maxConnections,
-      readHeaderTimeoutMs: this.config.readHeaderTimeoutMs,
-      onRefused: () => this.w.metrics.clientConnectionsRefused.inc(),
-      onTimedOut: (reason) => this.w.metrics.clientConnectionsTimedOut.inc({ reason }),
-      ...(this.tlsOf.client !== undefined ? { tls: this.tlsOf.client } : {}),
-      logger: this.logger,
-    });
+    if (this.config.workers === 0) await this.openClients();
     this.w.presence.start();
     this.logger.info(
       {
@@ -333,9 +308,39 @@ export class Member extends EventEmitter<Events> implements MemberApi {
         clientURLs: this.clientUrls.map(urlString),
         peerURLs: this.boundPeerUrls.map(urlString),
         dataDir: this.config.dataDir,
+        ...(this.workerPool !== undefined ? { workers: this.workerPool.pids() } : {}),
       },
       'member started',
     );
+  }
+
+  /**
+   * The faces on the client URLs, or with --workers on the workers' unix socket, and the
+   * workers (workers.ts) on the client URLs.
+   */
+  private async openClients(): Promise<void> {
+    const workers = this.config.workers > 0;
+    const face = this.gate.guard(
+      apiFace(this, this.logger, faceOptions(clientConfigOf(this.config), this.kubeAuth)),
+    );
+    this.clients = await ClientListeners.open(face, workers ? [] : this.config.listenClientUrls, {
+      maxConnections: this.config.maxConnections,
+      readHeaderTimeoutMs: this.config.readHeaderTimeoutMs,
+      onRefused: () => this.w.metrics.clientConnectionsRefused.inc(),
+      onTimedOut: (reason) => this.w.metrics.clientConnectionsTimedOut.inc({ reason }),
+      ...(this.tlsOf.client !== undefined ? { tls: this.tlsOf.client } : {}),
+      ...(workers ? { unixSocket: workerSocketPath(this.config.dataDir) } : {}),
+      logger: this.logger,
+    });
+    if (!workers) return;
+    this.workerPool = await WorkerPool.start({
+      count: this.config.workers,
+      spec: workerSpec(this.config, {
+        tls: this.tlsOf.client,
+        loopbackToken: this.kubeAuth.loopbackToken,
+      }),
+      logger: this.logger,
+    });
   }
 
   // --- addresses and parts ---
@@ -355,7 +360,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
 
   /** The bound client URLs (port 0 in the flags resolved to the real port). */
   get clientUrls(): URL[] {
-    return this.clients?.urls ?? [];
+    return this.workerPool?.urls ?? this.clients?.urls ?? [];
   }
 
   /** The bound peer URLs. */
@@ -597,6 +602,7 @@ export class Member extends EventEmitter<Events> implements MemberApi {
     this.corruptChecker.stop();
     this.w.reaper.stop();
     this.w.compactor.stop();
+    await this.workerPool?.stop();
     await this.clients?.close();
     this.w.watchCache.close();
     await this.handOverLeadership();

@@ -27,10 +27,7 @@ function commonName(cert: PeerCertificate): string | undefined {
 }
 
 /** Why `cert` may not act as a peer under `rule`, or undefined when it may. */
-function certRefusal(
-  rule: PeerCertRule,
-  cert: PeerCertificate | undefined,
-): string | undefined {
+function certRefusal(rule: PeerCertRule, cert: PeerCertificate | undefined): string | undefined {
   if (cert === undefined || cert.raw === undefined) return 'no peer certificate';
   if (rule.kind === 'cn') {
     const cn = commonName(cert);

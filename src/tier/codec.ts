@@ -186,8 +186,10 @@ export function rangeResultOf(r: Json): RangeResult {
 
 function opResultOf(o: Json, revision: Revision): ResponseOp {
   if (o.response_range !== undefined) {
+    // A range inside a txn answers at the revision it read (before the txn's own writes),
+    // as its own header says; the txn's revision only when the upstream gave none.
     const r = rangeResultOf(o.response_range as Json);
-    return { type: 'range', response: { ...r, revision } };
+    return { type: 'range', response: r.revision > 0 ? r : { ...r, revision } };
   }
   if (o.response_put !== undefined) {
     const p = o.response_put as Json;

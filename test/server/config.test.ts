@@ -293,3 +293,12 @@ t.test('--client-ca-file: on the client TLS flags, https:// client URLs only', a
     message: /--client-ca-file must not be empty/,
   });
 });
+
+t.test('--workers: 0 by default, a count up to 64, its variable; bad values refused', async (t) => {
+  t.equal(resolveConfig(parseServeArgs([], {})).workers, 0, 'one process unless asked');
+  t.equal(resolveConfig(parseServeArgs(['--workers', '2'], {})).workers, 2);
+  t.equal(resolveConfig(parseServeArgs([], { ETCETERA_WORKERS: '3' })).workers, 3);
+  t.throws(() => parseServeArgs(['--workers=two'], {}), /--workers must be a number/);
+  t.throws(() => resolveConfig({ workers: -1 }), /--workers must be an integer >= 0/);
+  t.throws(() => resolveConfig({ workers: 65 }), /--workers must be at most 64/);
+});
