@@ -153,9 +153,6 @@ export class Member extends EventEmitter<Events> implements MemberApi {
         // fsynced write in the same LevelDB), and the applied index travels atomically with
         // the store's data, so a crash replays exactly the entries the store lost.
         sync: false,
-        // For the same reason a batch's outcomes need not wait for the store's write (reads
-        // wait for it): one trip to the thread pool fewer on every write's path.
-        answerBeforeWrite: true,
         minLeaseTtl: minLeaseTtlSeconds(config.electionMs),
         maxRequestBytes: config.maxRequestBytes,
       });

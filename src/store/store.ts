@@ -8,13 +8,9 @@
  *
  * Durability: the LevelDB operations of every command in a batch, together with the
  * revision, the compaction revision and the applied index, go to disk in one atomic write
- * (fsynced unless `sync: false`). Events are published only after that write. With sync,
- * results too are released only after it, so an acknowledged write survives a crash and a
- * reopened store resumes at exactly the applied index it reports. Without sync and with
- * `answerBeforeWrite` (a member, whose Raft log fsynced the entries before handing them
- * here, and replays after a crash whatever the store lost), results are released once the
- * batch is applied in memory and its write has started; every read waits for that write
- * first, so a read after an answer sees it, and the next batch applies after it.
+ * (fsynced unless `sync: false`). Results and events are released only after that write, so
+ * an acknowledged write survives a crash and a reopened store resumes at exactly the applied
+ * index it reports.
  */
 
 import { EtceteraError, isEtceteraError } from '../errors.js';
@@ -80,12 +76,6 @@ export interface StoreOptions {
   maxRequestBytes?: number;
   /** fsync every batch. Default true. */
   sync?: boolean;
-  /**
-   * With `sync: false` only: release a batch's outcomes once it is applied in memory and its
-   * write has started, instead of once the write is done (reads wait for the write). For a
-   * store whose durability is elsewhere: a member's fsynced Raft log. Default false.
-   */
-  answerBeforeWrite?: boolean;
   /** Deletions per physical compaction batch. Default 1000. */
   compactionBatchSize?: number;
   /** Commands per batch when the store numbers them itself (`submit`). Default 1000. */
@@ -142,8 +132,6 @@ export class Store implements WatchableStore {
     reject: (e: unknown) => void;
   }> = [];
   private draining = false;
-  /** The last batch's write while it is under way (reads wait for it: readPoint). */
-  private writing: Promise<void> | undefined;
   private closed = false;
   private failed: unknown;
 
@@ -199,7 +187,6 @@ export class Store implements WatchableStore {
       maxTxnOps: options.maxTxnOps ?? DEFAULT_MAX_TXN_OPS,
       maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
       sync: options.sync ?? true,
-      answerBeforeWrite: options.answerBeforeWrite ?? false,
       compactionBatchSize: options.compactionBatchSize ?? 1000,
       maxBatchCommands: options.maxBatchCommands ?? 1000,
     };
@@ -256,8 +243,7 @@ export class Store implements WatchableStore {
   // --- apply ----------------------------------------------------------------------------
 
   /**
-   * Applies committed commands in order with one atomic write (see the header for when the
-   * outcomes are released). Entries at or below the
+   * Applies committed commands in order with one durable write. Entries at or below the
    * applied index are skipped (a restarted member may be handed them again). A command that
    * fails its checks yields `{ok: false}` and changes nothing but the applied index.
    */
@@ -265,25 +251,11 @@ export class Store implements WatchableStore {
     const run = this.tail.then(() =>
       this.applyBatchExclusive(entries, nowMs ?? this.options.clock.now()),
     );
-    // The next batch (and every exclusive task) starts once this batch's write is done.
-    this.tail = run.then((r) => r.written).catch(() => undefined);
-    // Without sync the write adds no durability (a member's Raft log, fsynced before the
-    // entries were handed here, has it), so the outcomes may go at once; reads wait for it.
-    if (!this.options.sync && this.options.answerBeforeWrite) return run.then((r) => r.outcomes);
-    return run.then(async (r) => {
-      await r.written;
-      return r.outcomes;
-    });
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 
-  /**
-   * Applies a batch in memory (writing early where a command reads past it) and starts its
-   * final write; `written` settles when that write is on disk and published.
-   */
-  private async applyBatchExclusive(
-    entries: ApplyEntry[],
-    nowMs: number,
-  ): Promise<{ outcomes: ApplyOutcome[]; written: Promise<void> }> {
+  private async applyBatchExclusive(entries: ApplyEntry[], nowMs: number): Promise<ApplyOutcome[]> {
     this.assertUsable();
     const outcomes: ApplyOutcome[] = [];
     let compacted = false;
@@ -301,32 +273,15 @@ export class Store implements WatchableStore {
         if (command.op === 'compact' && outcomes.at(-1)?.ok) compacted = true;
         this.appliedIndexValue = index;
       }
+      await this.writePending();
     } catch (e) {
-      throw this.failWith(e);
+      // Not a request error: the disk failed or a bug broke an invariant. The in-memory state
+      // may be ahead of the disk now, so refuse all further work; reopening recovers.
+      this.failed = e;
+      throw new EtceteraError('ERR_STORAGE', { detail: String(e) }, { cause: e });
     }
-    const written = this.writePending().then(
-      () => {
-        if (compacted) this.compactor.schedule(this.state.compactRevision);
-      },
-      (e) => {
-        throw this.failWith(e);
-      },
-    );
-    this.writing = written;
-    const done = () => {
-      if (this.writing === written) this.writing = undefined;
-    };
-    written.then(done, done);
-    return { outcomes, written };
-  }
-
-  /**
-   * Not a request error: the disk failed or a bug broke an invariant. The in-memory state
-   * may be ahead of the disk now, so refuse all further work; reopening recovers.
-   */
-  private failWith(e: unknown): EtceteraError {
-    this.failed ??= e;
-    return new EtceteraError('ERR_STORAGE', { detail: String(e) }, { cause: e });
+    if (compacted) this.compactor.schedule(this.state.compactRevision);
+    return outcomes;
   }
 
   private async applyOne(command: Command, nowMs: number): Promise<ApplyOutcome> {
@@ -504,8 +459,6 @@ export class Store implements WatchableStore {
   // --- reads ----------------------------------------------------------------------------
 
   private async readPoint(): Promise<ReadPoint> {
-    // A batch answered before its write landed (applyBatch without sync) is read after it.
-    await this.writing?.catch(() => undefined);
     this.assertUsable();
     const snapshot = this.db.snapshot();
     try {
