@@ -149,6 +149,11 @@ export const HTTP_STATUS: { readonly [C in ErrorCode]?: number } = {
   ERR_INVALID_AUTH_TOKEN: 401,
   ERR_INVALID_AUTH_MGMT: 400,
   ERR_AUTH_OLD_REVISION: 400,
+  // the API tier and worker processes
+  ERR_UPSTREAM_UNAVAILABLE: 503,
+  ERR_UPSTREAM_ERROR: 500,
+  ERR_TIER_NOT_SUPPORTED: 501,
+  ERR_WORKER_START: 503,
 };
 
 /** The HTTP status for an error code: its row above, else the gateway's status for its gRPC code. */
