@@ -8,6 +8,7 @@ import { accessSync, constants, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { type KubeServer, startKube } from './harness.js';
+import { writeKubeconfig } from './kubeconfig.js';
 
 function findKubectl(): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(':')) {
@@ -29,25 +30,7 @@ interface Run {
 }
 
 function setup(dir: string, url: string) {
-  const config = join(dir, 'kubeconfig');
-  writeFileSync(
-    config,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      `- cluster: {server: "${url}"}`,
-      '  name: t',
-      'contexts:',
-      '- context: {cluster: t, user: u, namespace: default}',
-      '  name: t',
-      'current-context: t',
-      'users:',
-      '- name: u',
-      '  user: {}',
-      '',
-    ].join('\n'),
-  );
+  const config = writeKubeconfig(dir, url);
   const env = { ...process.env, KUBECONFIG: config, HOME: dir };
   const run = (args: string[], input?: string): Promise<Run> =>
     new Promise((resolve) => {

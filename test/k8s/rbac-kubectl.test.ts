@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { parseTokenFile } from '../../src/api/k8s/auth.js';
 import { type KubeServer, startKube } from './harness.js';
+import { writeKubeconfig } from './kubeconfig.js';
 
 function findKubectl(): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(':')) {
@@ -99,24 +100,7 @@ if (!kubectl || !openssl) {
         ),
       },
     });
-    writeFileSync(
-      join(dir, 'kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        `- cluster: {server: "${s.url}", insecure-skip-tls-verify: true}`,
-        '  name: t',
-        'contexts:',
-        '- context: {cluster: t, user: u, namespace: default}',
-        '  name: t',
-        'current-context: t',
-        'users:',
-        '- name: u',
-        '  user: {}',
-        '',
-      ].join('\n'),
-    );
+    writeKubeconfig(dir, s.url, { 'insecure-skip-tls-verify': true });
   });
   t.teardown(() => s.close());
 

@@ -14,6 +14,7 @@ import { Client, text } from '../../src/client/index.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { parseProxyArgs, type RunningProxy, startProxy } from '../../src/tier/proxy.js';
 import { startMember } from '../api/servers.js';
+import { writeKubeconfig } from '../k8s/kubeconfig.js';
 import { waitFor } from '../server/helpers.js';
 
 const exec = promisify(execFile);
@@ -198,25 +199,7 @@ t.test('the tier in front of an etcetera member', async (t) => {
     { skip: kubectl ? false : 'kubectl is not on PATH' },
     async (t) => {
       const dir = t.testdir();
-      const config = join(dir, 'kubeconfig');
-      writeFileSync(
-        config,
-        [
-          'apiVersion: v1',
-          'kind: Config',
-          'clusters:',
-          `- cluster: {server: "${urlOf(a)}"}`,
-          '  name: t',
-          'contexts:',
-          '- context: {cluster: t, user: u, namespace: default}',
-          '  name: t',
-          'current-context: t',
-          'users:',
-          '- name: u',
-          '  user: {}',
-          '',
-        ].join('\n'),
-      );
+      const config = writeKubeconfig(dir, urlOf(a));
       const env = { ...process.env, KUBECONFIG: config, HOME: dir };
       const run = (...args: string[]) => exec(kubectl as string, args, { env, timeout: 30_000 });
       const created = await run('create', 'configmap', 'cm1', '--from-literal=a=1');

@@ -19,6 +19,7 @@ import * as x509 from '@peculiar/x509';
 import t from 'tap';
 import { runCerts } from '../../src/cli/certs.js';
 import { type CertAuthority, createCa, issue } from '../../src/server/certs.js';
+import { writeKubeconfig } from '../k8s/kubeconfig.js';
 import { startSingle } from '../server/helpers.js';
 
 function onPath(name: string): string | undefined {
@@ -96,24 +97,7 @@ if (kubectl === undefined) {
   });
   t.teardown(() => member.stop());
   const url = String(member.clientUrls[0]).replace(/\/$/, '');
-  writeFileSync(
-    join(dir, 'kubeconfig'),
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      `- cluster: {server: "${url}", certificate-authority: "${join(dir, 'ca.crt')}"}`,
-      '  name: t',
-      'contexts:',
-      '- context: {cluster: t, user: u, namespace: default}',
-      '  name: t',
-      'current-context: t',
-      'users:',
-      '- name: u',
-      '  user: {}',
-      '',
-    ].join('\n'),
-  );
+  writeKubeconfig(dir, url, { 'certificate-authority': join(dir, 'ca.crt') });
 
   type Who = 'admin' | 'alice' | 'carol' | 'stranger' | 'expired' | 'token' | 'stranger+token';
   const credentials = (who: Who): string[] => {
