@@ -5,7 +5,7 @@
  * may not do, `kubectl auth can-i` for both, and `kubectl auth whoami`.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { parseTokenFile } from '../../src/api/k8s/auth.js';

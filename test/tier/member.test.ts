@@ -5,7 +5,7 @@
  * and kubectl through the tier's Kubernetes face (skipped, with the reason, without kubectl).
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, writeFileSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
